@@ -1,0 +1,948 @@
+/*
+ * check_workload.c - tests of the workload language (workload/): every key
+ * and value form, the normalized round trip, page selections, the schedule of
+ * steps, and a table of bad inputs each asserting the exact error message
+ * (file:line, section, key and what is wrong).
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <errno.h>
+#include <unistd.h>
+
+#include "wl_internal.h" /* also the value parsers */
+
+/* Parse @text as "t.wl"; fail the test with the error if it does not parse. */
+static struct workload *parse_ok(const char *text)
+{
+	struct workload *wl;
+	struct wl_error err;
+
+	if (wl_parse_buffer(text, strlen(text), "t.wl", &wl, &err) != 0)
+		ck_abort_msg("unexpected parse error: %s", err.text);
+	return wl;
+}
+
+/* The error message @text produces, or "" if it parses. */
+static const char *parse_error(const char *text)
+{
+	static struct wl_error err;
+	struct workload *wl;
+
+	if (wl_parse_buffer(text, strlen(text), "t.wl", &wl, &err) == 0) {
+		wl_free(wl);
+		return "";
+	}
+	ck_assert_ptr_null(wl);
+	return err.text;
+}
+
+#define BASE "[global]\nscans = 3\n[region a]\npages = 10\nfill = same\nvalue = 1\n"
+
+/* Print, reparse, and require an equal workload and identical text. */
+static void assert_round_trip(const struct workload *wl)
+{
+	char *buf = NULL, *buf2 = NULL;
+	size_t len = 0, len2 = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct workload *again, *third;
+	struct wl_error err;
+
+	ck_assert_int_eq(wl_print(wl, f), 0);
+	fclose(f);
+	if (wl_parse_buffer(buf, len, wl->path, &again, &err) != 0)
+		ck_abort_msg("normalized output does not parse: %s\n%s", err.text, buf);
+	ck_assert_msg(wl_equal(wl, again), "round trip changed the workload:\n%s", buf);
+	f = open_memstream(&buf2, &len2);
+	wl_print(again, f);
+	fclose(f);
+	ck_assert_str_eq(buf, buf2);
+	ck_assert_int_eq(wl_parse_buffer(buf2, len2, "x", &third, &err), 0);
+	wl_free(third);
+	wl_free(again);
+	free(buf);
+	free(buf2);
+}
+
+/* --- units ---------------------------------------------------------------- */
+
+START_TEST(sizes_are_base_2)
+{
+	uint64_t b;
+
+	ck_assert_int_eq(wl_parse_size("4k", &b), 0);
+	ck_assert_uint_eq(b, 4096);
+	ck_assert_int_eq(wl_parse_size("100m", &b), 0);
+	ck_assert_uint_eq(b, 100u << 20);
+	ck_assert_int_eq(wl_parse_size("2g", &b), 0);
+	ck_assert_uint_eq(b, UINT64_C(2) << 30);
+	ck_assert_int_eq(wl_parse_size("1MiB", &b), 0);
+	ck_assert_uint_eq(b, 1u << 20);
+	ck_assert_int_eq(wl_parse_size("3KB", &b), 0);
+	ck_assert_uint_eq(b, 3072);
+	ck_assert_int_eq(wl_parse_size("1t", &b), 0);
+	ck_assert_uint_eq(b, UINT64_C(1) << 40);
+	ck_assert_int_eq(wl_parse_size("8192", &b), 0);
+	ck_assert_uint_eq(b, 8192);
+	ck_assert_int_eq(wl_parse_size("0x1000", &b), 0);
+	ck_assert_uint_eq(b, 4096);
+	ck_assert_int_eq(wl_parse_size("4 k", &b), -1);
+	ck_assert_int_eq(wl_parse_size("4x", &b), -1);
+	ck_assert_int_eq(wl_parse_size("", &b), -1);
+	ck_assert_int_eq(wl_parse_size("-4k", &b), -1);
+	ck_assert_int_eq(wl_parse_size("99999999999999999999", &b), -1);
+	ck_assert_int_eq(wl_parse_size("17179869184g", &b), -1); /* overflows */
+}
+END_TEST
+
+START_TEST(times_have_suffixes)
+{
+	uint64_t ns;
+
+	ck_assert_int_eq(wl_parse_time("10s", &ns), 0);
+	ck_assert_uint_eq(ns, UINT64_C(10000000000));
+	ck_assert_int_eq(wl_parse_time("250ms", &ns), 0);
+	ck_assert_uint_eq(ns, UINT64_C(250000000));
+	ck_assert_int_eq(wl_parse_time("2m", &ns), 0);
+	ck_assert_uint_eq(ns, UINT64_C(120000000000));
+	ck_assert_int_eq(wl_parse_time("3", &ns), 0);
+	ck_assert_uint_eq(ns, UINT64_C(3000000000));
+	ck_assert_int_eq(wl_parse_time("1h", &ns), 0);
+	ck_assert_uint_eq(ns, UINT64_C(3600000000000));
+	ck_assert_int_eq(wl_parse_time("7us", &ns), 0);
+	ck_assert_uint_eq(ns, 7000);
+	ck_assert_int_eq(wl_parse_time("5ns", &ns), 0);
+	ck_assert_uint_eq(ns, 5);
+	ck_assert_int_eq(wl_parse_time("5 s", &ns), -1);
+	ck_assert_int_eq(wl_parse_time("1d", &ns), -1);
+	ck_assert_int_eq(wl_parse_time("s", &ns), -1);
+}
+END_TEST
+
+START_TEST(knobs_follow_the_kernel)
+{
+	uint64_t v;
+	char why[128];
+
+	ck_assert_int_eq(wl_knob_lookup("max_page_sharing"), WL_KNOB_MAX_PAGE_SHARING);
+	ck_assert_int_eq(wl_knob_lookup("run"), -1);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_MAX_PAGE_SHARING, "2", &v, why, sizeof(why)), 0);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_MAX_PAGE_SHARING, "1", &v, why, sizeof(why)), EINVAL);
+	ck_assert_str_eq(why, "at least 2 (the kernel says EINVAL)");
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_MAX_PAGE_SHARING, "2147483648", &v, why,
+				       sizeof(why)), ERANGE);
+	ck_assert_str_eq(why, "at most 2147483647 (the kernel says ERANGE)");
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_USE_ZERO_PAGES, "yes", &v, why, sizeof(why)), 0);
+	ck_assert_uint_eq(v, 1);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_SMART_SCAN, "off", &v, why, sizeof(why)), 0);
+	ck_assert_uint_eq(v, 0);
+	/* kstrtobool also takes e(nable)/d(isable); kstrtouint a leading '+' */
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_SMART_SCAN, "enable", &v, why, sizeof(why)), 0);
+	ck_assert_uint_eq(v, 1);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_SMART_SCAN, "D", &v, why, sizeof(why)), 0);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_PAGES_TO_SCAN, "+5", &v, why, sizeof(why)), 0);
+	ck_assert_uint_eq(v, 5);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_PAGES_TO_SCAN, " 5", &v, why, sizeof(why)), EINVAL);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_USE_ZERO_PAGES, "2", &v, why, sizeof(why)), EINVAL);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_SLEEP_MILLISECS, "4294967296", &v, why,
+				       sizeof(why)), EINVAL);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_SLEEP_MILLISECS, "0x10", &v, why, sizeof(why)), EINVAL);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_ADVISOR_MODE, "scan-time", &v, why, sizeof(why)), 0);
+	ck_assert_uint_eq(v, WL_ADVISOR_SCAN_TIME);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_ADVISOR_TARGET_SCAN_TIME, "0", &v, why,
+				       sizeof(why)), EINVAL);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_MERGE_ACROSS_NODES, "2", &v, why, sizeof(why)), EINVAL);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_PAGES_TO_SCAN, "0", &v, why, sizeof(why)), 0);
+}
+END_TEST
+
+/* --- every key --------------------------------------------------------------- */
+
+START_TEST(global_keys)
+{
+	struct workload *wl = parse_ok(
+		"[global]\n"
+		"description = every global key\n"
+		"kernel = 6.10\n"
+		"detector = hybrid\n"
+		"scans = 9\n"
+		"timeout = 90s\n"
+		"seed = 0x2a\n"
+		"pages_to_scan = 5000\n"
+		"sleep_millisecs = 10\n"
+		"max_page_sharing = 16\n"
+		"merge_across_nodes = 0\n"
+		"use_zero_pages = 1\n"
+		"smart_scan = n\n"
+		"stable_node_chains_prune_millisecs = 100\n"
+		"advisor_mode = none\n"
+		"advisor_max_cpu = 50\n"
+		"advisor_min_pages_to_scan = 600\n"
+		"advisor_max_pages_to_scan = 9000\n"
+		"advisor_target_scan_time = 10\n"
+		"[region a]\npages = 1\nfill = zero\n");
+
+	ck_assert_str_eq(wl->description, "every global key");
+	ck_assert_int_eq(wl->kernel, WL_KERNEL_6_10);
+	ck_assert_int_eq(wl->detector, WL_DETECTOR_HYBRID);
+	ck_assert_int_eq(wl->stop, WL_STOP_SCANS);
+	ck_assert_uint_eq(wl->stop_scans, 9);
+	ck_assert_uint_eq(wl->timeout_ns, UINT64_C(90000000000));
+	ck_assert_uint_eq(wl->seed, 42);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_PAGES_TO_SCAN], 5000);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_SLEEP_MILLISECS], 10);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_MAX_PAGE_SHARING], 16);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_MERGE_ACROSS_NODES], 0);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_USE_ZERO_PAGES], 1);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_SMART_SCAN], 0);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_STABLE_NODE_CHAINS_PRUNE_MILLISECS], 100);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_ADVISOR_MAX_CPU], 50);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_ADVISOR_MIN_PAGES_TO_SCAN], 600);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_ADVISOR_MAX_PAGES_TO_SCAN], 9000);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_ADVISOR_TARGET_SCAN_TIME], 10);
+	ck_assert(wl->deterministic);
+	assert_round_trip(wl);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(global_defaults_are_the_kernels)
+{
+	struct workload *wl = parse_ok(BASE);
+
+	ck_assert_int_eq(wl->kernel, WL_KERNEL_6_18);
+	ck_assert_int_eq(wl->detector, WL_DETECTOR_CHECKSUM);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_PAGES_TO_SCAN], 100);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_SLEEP_MILLISECS], 20);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_MAX_PAGE_SHARING], 256);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_MERGE_ACROSS_NODES], 1);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_USE_ZERO_PAGES], 0);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_SMART_SCAN], 1);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_STABLE_NODE_CHAINS_PRUNE_MILLISECS], 2000);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_ADVISOR_MODE], WL_ADVISOR_NONE);
+	ck_assert_uint_eq(wl->seed, 1);
+	ck_assert_uint_eq(wl->timeout_ns, UINT64_C(300000000000));
+	ck_assert_ptr_null(wl->description);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(advisor_starts_from_min_pages)
+{
+	struct workload *wl = parse_ok("[global]\ntime = 2m\nadvisor_mode = scan-time\n"
+				       "advisor_min_pages_to_scan = 700\n"
+				       "[region a]\nsize = 1m\nfill = unique\n");
+
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_PAGES_TO_SCAN], 700);
+	ck_assert_int_eq(wl->stop, WL_STOP_TIME);
+	ck_assert_uint_eq(wl->stop_time_ns, UINT64_C(120000000000));
+	ck_assert(!wl->deterministic);
+	assert_round_trip(wl);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(region_keys)
+{
+	struct workload *wl = parse_ok(
+		"[global]\nscans = 2\n"
+		"[region a]\nprocess = vm1\nsize = 2MiB\nfill = same\nvalue = 0x10\n"
+		"node = 1\nthp = always\nmerge = madvise\n"
+		"[region b]\nprocess = vm2\npages = 4\nfill = unique\nmerge = prctl\n"
+		"[region c]\nprocess = vm1\nfill = groups\ngroups = 3x1,1x2,2x0\nnode = any\n"
+		"[region d]\nprocess = vm2\npages = 3\nfill = unique\nmerge = prctl\n"
+		"[region e]\nprocess = vm1\npages = 2\nfill = zero\nthp = never\n"
+		"[region f]\nprocess = vm1\npages = 2\nfill = none\nmerge = none\n");
+	uint64_t v;
+
+	ck_assert_uint_eq(wl->nregions, 6);
+	ck_assert_uint_eq(wl->nprocs, 2);
+	ck_assert_str_eq(wl->procs[wl->regions[0].process].name, "vm1");
+	ck_assert_str_eq(wl->procs[wl->regions[1].process].name, "vm2");
+	ck_assert_uint_eq(wl->regions[0].pages, 512);
+	ck_assert_uint_eq(wl->regions[0].value, 16);
+	ck_assert_int_eq(wl->regions[0].node, 1);
+	ck_assert_int_eq(wl->regions[0].thp, WL_THP_ALWAYS);
+	ck_assert_int_eq(wl->regions[1].merge, WL_MERGE_PRCTL);
+	ck_assert_uint_eq(wl->regions[2].pages, 6);
+	ck_assert_int_eq(wl->regions[2].node, -1);
+	ck_assert(wl_region_initial_value(&wl->regions[2], 2, &v));
+	ck_assert_uint_eq(v, 1);
+	ck_assert(wl_region_initial_value(&wl->regions[2], 3, &v));
+	ck_assert_uint_eq(v, 2);
+	ck_assert(wl_region_initial_value(&wl->regions[2], 5, &v));
+	ck_assert_uint_eq(v, 0);
+	/* unique values: distinct across regions, fresh values start after them */
+	ck_assert(wl_region_initial_value(&wl->regions[1], 3, &v));
+	ck_assert_uint_eq(v, content_fresh_value(3));
+	ck_assert(wl_region_initial_value(&wl->regions[3], 0, &v));
+	ck_assert_uint_eq(v, content_fresh_value(4));
+	ck_assert_uint_eq(wl->fresh_start, 7);
+	ck_assert(wl_region_initial_value(&wl->regions[4], 1, &v));
+	ck_assert_uint_eq(v, 0);
+	ck_assert(!wl_region_initial_value(&wl->regions[5], 0, &v));
+	assert_round_trip(wl);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(writer_keys)
+{
+	struct workload *wl = parse_ok(
+		"[global]\ntime = 10s\n"
+		"[region a]\npages = 100\nfill = same\nvalue = 1\n"
+		"[writer w1]\nregion = a\npages = 0-9,20,30-31\noffset = 4088\nvalue = 7\n"
+		"when = every-scan\nfrom = 2\nuntil = 5\n"
+		"[writer w2]\nregion = a\nprocess = main\npages = every:3+1\noffset = random:4000-4088\n"
+		"value = fresh\nwhen = continuous\nrate = 5000/s\n"
+		"[writer w3]\nregion = a\npages = random:10\nwhen = after-scan:4\n");
+	const struct wl_writer *w1 = &wl->writers[0], *w2 = &wl->writers[1], *w3 = &wl->writers[2];
+
+	ck_assert_uint_eq(wl->nwriters, 3);
+	ck_assert_int_eq(w1->pages.kind, WL_SEL_LIST);
+	ck_assert_uint_eq(w1->pages.nranges, 3);
+	ck_assert_uint_eq(wl_pagesel_count(&w1->pages, 100), 13);
+	ck_assert_uint_eq(w1->offset.lo, 4088);
+	ck_assert(!w1->value.fresh);
+	ck_assert_uint_eq(w1->value.value, 7);
+	ck_assert_int_eq(w1->when, WL_WHEN_EVERY_SCAN);
+	ck_assert_uint_eq(w1->from_scan, 2);
+	ck_assert_uint_eq(w1->until_scan, 5);
+	ck_assert_int_eq(w2->pages.kind, WL_SEL_EVERY);
+	ck_assert_uint_eq(w2->pages.step, 3);
+	ck_assert_uint_eq(w2->pages.start, 1);
+	ck_assert_uint_eq(wl_pagesel_count(&w2->pages, 100), 33);
+	ck_assert_uint_eq(w2->offset.lo, 4000);
+	ck_assert_uint_eq(w2->offset.hi, 4088);
+	ck_assert(w2->value.fresh);
+	ck_assert_int_eq(w2->when, WL_WHEN_CONTINUOUS);
+	ck_assert_uint_eq(w2->rate, 5000);
+	ck_assert_uint_eq(w2->from_scan, 0);
+	ck_assert_int_eq(w3->when, WL_WHEN_AFTER_SCAN);
+	ck_assert_uint_eq(w3->from_scan, 4);
+	ck_assert_uint_eq(w3->until_scan, 4);
+	ck_assert_int_eq(w3->pages.kind, WL_SEL_RANDOM);
+	ck_assert(w3->value.fresh);
+	ck_assert_uint_eq(w3->offset.lo, 0);
+	ck_assert(!wl->deterministic);
+	assert_round_trip(wl);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(event_keys)
+{
+	struct workload *wl = parse_ok(
+		"[global]\nscans = 8\n"
+		"[region a]\npages = 10\nfill = same\nvalue = 1\nmerge = none\n"
+		"[event m]\nat = after-scan:0\naction = merge\nregion = a\n"
+		"[event w]\nat = after-scan:2\naction = write\nregion = a\npages = 1-2\n"
+		"offset = 8\nvalue = 3\n"
+		"[event f]\nat = after-scan:2\naction = fork\nprocess = main\nchild = kid\n"
+		"[event um]\nat = after-scan:3\naction = unmerge\nregion = a\nprocess = kid\n"
+		"pages = 5-9\n"
+		"[event x]\nat = after-scan:3\naction = unmap\nregion = a\npages = 0\n"
+		"[event s]\nat = after-scan:4\naction = set\nset = use_zero_pages=1\n"
+		"[event s2]\nat = after-scan:4\naction = set\nset = max_page_sharing=1\n"
+		"expect = EINVAL\n"
+		"[event s3]\nat = after-scan:4\naction = set\nset = merge_across_nodes=0\n"
+		"expect = EBUSY\n"
+		"[event r0]\nat = after-scan:5\naction = run\nrun = 2\n"
+		"[event r1]\nat = after-scan:5\naction = run\nrun = 1\nexpect = any\n"
+		"[event e]\nat = after-scan:6\naction = exit\nprocess = kid\n");
+
+	ck_assert_uint_eq(wl->nevents, 11);
+	ck_assert_uint_eq(wl->nprocs, 2);
+	ck_assert_int_eq(wl->events[0].action, WL_ACT_MERGE);
+	ck_assert_uint_eq(wl->events[0].at_scan, 0);
+	ck_assert_int_eq(wl->events[1].action, WL_ACT_WRITE);
+	ck_assert_uint_eq(wl->events[1].offset.lo, 8);
+	ck_assert_uint_eq(wl->events[1].value.value, 3);
+	ck_assert_int_eq(wl->events[2].action, WL_ACT_FORK);
+	ck_assert_str_eq(wl->procs[wl->events[2].child].name, "kid");
+	ck_assert_int_eq(wl->procs[1].parent, 0);
+	ck_assert_uint_eq(wl->procs[1].fork_event, 2);
+	ck_assert_uint_eq(wl->events[3].process, 1);
+	ck_assert_int_eq(wl->events[5].knob, WL_KNOB_USE_ZERO_PAGES);
+	ck_assert_uint_eq(wl->events[5].knob_value, 1);
+	ck_assert_int_eq(wl->events[6].expect, WL_EXPECT_EINVAL);
+	ck_assert_str_eq(wl->events[6].knob_text, "1");
+	ck_assert_int_eq(wl->events[7].expect, WL_EXPECT_EBUSY);
+	ck_assert_uint_eq(wl->events[8].run, 2);
+	ck_assert_int_eq(wl->events[9].expect, WL_EXPECT_ANY);
+	ck_assert_int_eq(wl->events[10].action, WL_ACT_EXIT);
+	ck_assert_uint_eq(wl->events[10].process, 1);
+	assert_round_trip(wl);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(syntax_forgiveness)
+{
+	/* comments, blank lines, indentation, CRLF, name:value, BOM */
+	struct workload *wl = parse_ok(
+		"\xef\xbb\xbf# leading comment\r\n"
+		"; another\r\n"
+		"   [global]   \r\n"
+		"    scans = 2    # trailing comment\r\n"
+		"\r\n"
+		"\t[region a] ; comment\r\n"
+		"  pages: 3\r\n"
+		"  fill = same\r\n"
+		"  value = 9 ; inline\r\n");
+
+	ck_assert_uint_eq(wl->stop_scans, 2);
+	ck_assert_uint_eq(wl->regions[0].pages, 3);
+	ck_assert_uint_eq(wl->regions[0].value, 9);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(sections_may_refer_forward)
+{
+	struct workload *wl = parse_ok("[global]\nscans = 3\n"
+				       "[writer w]\nregion = late\nwhen = every-scan\n"
+				       "[region late]\npages = 2\nfill = unique\n");
+
+	ck_assert_uint_eq(wl->writers[0].region, 0);
+	wl_free(wl);
+}
+END_TEST
+
+/* --- page selections and schedule ---------------------------------------- */
+
+static uint64_t collect(const struct wl_pagesel *sel, uint64_t npages, struct wl_rng *rng,
+			uint64_t *out, size_t max)
+{
+	struct wl_page_iter it;
+	uint64_t page, n = 0;
+
+	wl_page_iter_init(&it, sel, npages, rng);
+	while (wl_page_iter_next(&it, &page)) {
+		if (n < max)
+			out[n] = page;
+		n++;
+	}
+	return n;
+}
+
+START_TEST(page_iteration)
+{
+	struct wl_pagesel sel;
+	char why[128];
+	uint64_t got[64];
+
+	ck_assert_int_eq(wl_parse_pagesel("7,0-2,4-5", 10, &sel, why, sizeof(why)), 0);
+	ck_assert_uint_eq(collect(&sel, 10, NULL, got, 64), 6);
+	ck_assert_uint_eq(got[0], 0);
+	ck_assert_uint_eq(got[2], 2);
+	ck_assert_uint_eq(got[3], 4);
+	ck_assert_uint_eq(got[5], 7);
+	free(sel.ranges);
+	ck_assert_int_eq(wl_parse_pagesel("every:4+2", 15, &sel, why, sizeof(why)), 0);
+	ck_assert_uint_eq(collect(&sel, 15, NULL, got, 64), 4);
+	ck_assert_uint_eq(got[0], 2);
+	ck_assert_uint_eq(got[3], 14);
+	ck_assert_int_eq(wl_parse_pagesel("all", 5, &sel, why, sizeof(why)), 0);
+	ck_assert_uint_eq(collect(&sel, 5, NULL, got, 64), 5);
+	ck_assert_uint_eq(got[4], 4);
+}
+END_TEST
+
+START_TEST(random_pages_are_distinct_sorted_and_seeded)
+{
+	struct wl_pagesel sel;
+	char why[128];
+	uint64_t a[40], b[40], c[40];
+	struct wl_rng r1 = wl_rng_stream(5, 0), r2 = wl_rng_stream(5, 0), r3 = wl_rng_stream(6, 0);
+
+	ck_assert_int_eq(wl_parse_pagesel("random:40", 1000, &sel, why, sizeof(why)), 0);
+	ck_assert_uint_eq(collect(&sel, 1000, &r1, a, 40), 40);
+	ck_assert_uint_eq(collect(&sel, 1000, &r2, b, 40), 40);
+	ck_assert_uint_eq(collect(&sel, 1000, &r3, c, 40), 40);
+	ck_assert_mem_eq(a, b, sizeof(a));
+	ck_assert(memcmp(a, c, sizeof(a)) != 0);
+	for (int i = 1; i < 40; i++)
+		ck_assert_uint_lt(a[i - 1], a[i]);
+	ck_assert_uint_lt(a[39], 1000);
+	/* the next application draws a different set from the same stream */
+	ck_assert_uint_eq(collect(&sel, 1000, &r1, b, 40), 40);
+	ck_assert(memcmp(a, b, sizeof(a)) != 0);
+	/* all pages: every page exactly once */
+	ck_assert_int_eq(wl_parse_pagesel("random:40", 40, &sel, why, sizeof(why)), 0);
+	ck_assert_uint_eq(collect(&sel, 40, &r1, a, 40), 40);
+	for (uint64_t i = 0; i < 40; i++)
+		ck_assert_uint_eq(a[i], i);
+}
+END_TEST
+
+START_TEST(random_offsets_stay_in_range)
+{
+	struct wl_offset off = { 4000, 4088 };
+	struct wl_rng rng = wl_rng_stream(1, 3);
+	bool seen_lo = false, seen_hi = false;
+
+	for (int i = 0; i < 20000; i++) {
+		uint32_t o = wl_offset_pick(&off, &rng);
+
+		ck_assert_uint_ge(o, 4000);
+		ck_assert_uint_le(o, 4088);
+		seen_lo |= o == 4000;
+		seen_hi |= o == 4088;
+	}
+	ck_assert(seen_lo && seen_hi);
+	off.lo = off.hi = 12;
+	ck_assert_uint_eq(wl_offset_pick(&off, &rng), 12);
+}
+END_TEST
+
+START_TEST(steps_follow_file_order)
+{
+	struct workload *wl = parse_ok(
+		"[global]\nscans = 6\n"
+		"[region a]\npages = 4\nfill = same\nvalue = 1\n"
+		"[event e1]\nat = after-scan:2\naction = write\nregion = a\n"
+		"[writer w1]\nregion = a\nwhen = every-scan\nfrom = 2\nuntil = 3\n"
+		"[event e2]\nat = after-scan:2\naction = set\nset = smart_scan=0\n"
+		"[writer w2]\nregion = a\nwhen = after-scan:3\n"
+		"[writer w3]\nregion = a\nwhen = continuous\nrate = 10\n");
+	struct wl_step s[8];
+
+	ck_assert_uint_eq(wl_steps_after_scan(wl, 1, s, 8), 0);
+	ck_assert_uint_eq(wl_steps_after_scan(wl, 2, s, 8), 3);
+	ck_assert(s[0].is_event && s[0].index == 0);
+	ck_assert(!s[1].is_event && s[1].index == 0);
+	ck_assert(s[2].is_event && s[2].index == 1);
+	ck_assert_uint_eq(wl_steps_after_scan(wl, 3, s, 8), 2);
+	ck_assert(!s[0].is_event && s[0].index == 0);
+	ck_assert(!s[1].is_event && s[1].index == 1);
+	ck_assert_uint_eq(wl_steps_after_scan(wl, 4, s, 8), 0);
+	ck_assert_uint_eq(wl_steps_after_scan(wl, 2, s, 1), 3); /* count beyond max */
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(fork_child_inherits_unmapped_state)
+{
+	/* the child's copy lacks page 3 too, so this write must be rejected */
+	ck_assert_str_eq(parse_error(
+		"[global]\nscans = 5\n[region a]\npages = 4\nfill = same\nvalue = 1\n"
+		"[event x]\nat = after-scan:1\naction = unmap\nregion = a\npages = 3\n"
+		"[event f]\nat = after-scan:2\naction = fork\nprocess = main\nchild = k\n"
+		"[event w]\nat = after-scan:3\naction = write\nregion = a\nprocess = k\n"),
+		"t.wl:17: [event w]: page 3 of region a in process k is unmapped by then");
+	/* while the parent's own write to pages 0-2 is fine */
+	ck_assert_str_eq(parse_error(
+		"[global]\nscans = 5\n[region a]\npages = 4\nfill = same\nvalue = 1\n"
+		"[event x]\nat = after-scan:1\naction = unmap\nregion = a\npages = 3\n"
+		"[event f]\nat = after-scan:2\naction = fork\nprocess = main\nchild = k\n"
+		"[event w]\nat = after-scan:3\naction = write\nregion = a\nprocess = k\n"
+		"pages = 0-2\n"), "");
+}
+END_TEST
+
+START_TEST(shipped_workloads_round_trip)
+{
+	DIR *dir = opendir(SRCDIR "/workloads");
+	struct dirent *de;
+	int seen = 0;
+
+	ck_assert_ptr_nonnull(dir);
+	while ((de = readdir(dir)) != NULL) {
+		char path[4096];
+		struct workload *wl;
+		struct wl_error err;
+		size_t n = strlen(de->d_name);
+
+		if (n < 4 || strcmp(de->d_name + n - 3, ".wl") != 0)
+			continue;
+		snprintf(path, sizeof(path), SRCDIR "/workloads/%s", de->d_name);
+		if (wl_parse_file(path, &wl, &err) != 0)
+			ck_abort_msg("shipped workload does not parse: %s", err.text);
+		assert_round_trip(wl);
+		wl_free(wl);
+		seen++;
+	}
+	closedir(dir);
+	ck_assert_int_ge(seen, 1);
+}
+END_TEST
+
+START_TEST(child_may_be_named_before_its_fork_section)
+{
+	struct workload *wl = parse_ok(BASE
+		"[writer w]\nregion = a\nprocess = kid\nwhen = every-scan\nfrom = 2\n"
+		"[event f]\nat = after-scan:1\naction = fork\nprocess = main\nchild = kid\n");
+
+	ck_assert_uint_eq(wl->writers[0].process, 1);
+	ck_assert_int_eq(wl->procs[1].parent, 0);
+	ck_assert_uint_eq(wl->procs[1].fork_event, 0);
+	assert_round_trip(wl);
+	wl_free(wl);
+	/* ... but still not act on it before it is born */
+	ck_assert_str_eq(parse_error(BASE
+		"[writer w]\nregion = a\nprocess = kid\nwhen = every-scan\n"
+		"[event f]\nat = after-scan:1\naction = fork\nprocess = main\nchild = kid\n"),
+		"t.wl:7: [writer w]: process kid does not exist yet (it is forked by [event f])");
+}
+END_TEST
+
+START_TEST(nul_byte_in_file_is_an_error)
+{
+	char path[] = "/tmp/check_workload_XXXXXX";
+	int fd = mkstemp(path);
+	static const char text[] = "[global]\nscans=3\n[region a]\npages = 1\0000\nfill=zero\n";
+	struct workload *wl;
+	struct wl_error err;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	ck_assert_int_eq(wl_parse_file(path, &wl, &err), -1);
+	unlink(path);
+	ck_assert_ptr_null(strstr(err.text, ":4: NUL byte in line") ? NULL : err.text);
+}
+END_TEST
+
+START_TEST(missing_file_is_reported)
+{
+	struct workload *wl;
+	struct wl_error err;
+
+	ck_assert_int_eq(wl_parse_file("/nonexistent/x.wl", &wl, &err), -1);
+	ck_assert_str_eq(err.text, "/nonexistent/x.wl: No such file or directory");
+	ck_assert_ptr_null(wl);
+}
+END_TEST
+
+/* --- bad inputs: each names file:line and exactly what is wrong ------------ */
+
+#define X46 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+#define X184 X46 X46 X46 X46
+
+struct bad_case {
+	const char *text;
+	const char *error;
+};
+
+static const struct bad_case bad_cases[] = {
+	/* syntax */
+	{ "[global]\nscans = 3\nthis line has no equals\n",
+	  "t.wl:3: expected 'key = value' or '[section]'" },
+	{ "[global\nscans = 3\n", "t.wl:1: section header without closing ']'" },
+	{ "scans = 3\n[global]\n", "t.wl:1: 'scans' is outside any section (start with [global])" },
+	{ "[global]\nscans = 3\n[globl]\n",
+	  "t.wl:3: unknown section [globl] (expected [global], [region NAME], [writer NAME] or "
+	  "[event NAME])" },
+	{ "[global x]\nscans = 3\n", "t.wl:1: [global] takes no name" },
+	{ "[global]\nscans = 3\n[region]\n", "t.wl:3: [region]: a name is needed" },
+	{ "[global]\nscans = 3\n[region a.b]\n",
+	  "t.wl:3: [region a.b]: names use only letters, digits, '_' and '-'" },
+	{ BASE "[region a]\npages = 1\n", "t.wl:7: duplicate section [region a] (first at line 3)" },
+	{ BASE "pages = 2\n", "t.wl:7: duplicate key 'pages' in [region a] (first at line 4)" },
+	{ "[global]\nscans = 3\n[region a]\nfill = same\nvalue = 1\npages = 1\nxyz = 1234567890"
+	  "1234567890123456789012345678901234567890123456789012345678901234567890123456789012345"
+	  "6789012345678901234567890123456789012345678901234567890123456789012345678901234567890"
+	  "1234567890123\n", "t.wl:7: line too long (at most 197 characters)" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = same\nvalue = 1\0\n",
+	  "t.wl:6: NUL byte in line" },
+	/* [global] */
+	{ "[global]\nsans = 3\n", "t.wl:2: unknown key 'sans' in [global]" },
+	{ "[global]\n[region a]\npages = 1\nfill = zero\n",
+	  "t.wl:1: no stop condition: [global] needs scans = N or time = T" },
+	{ "[region a]\npages = 1\nfill = zero\n",
+	  "t.wl:1: no stop condition: [global] needs scans = N or time = T" },
+	{ "[global]\nscans = 3\ntime = 1s\n",
+	  "t.wl:3: [global] has both scans and time: choose one stop condition" },
+	{ "[global]\nscans = 0\n", "t.wl:2: [global] scans = 0: must be 1 to 4294967296" },
+	{ "[global]\nscans = three\n", "t.wl:2: [global] scans = three: expected a number" },
+	{ "[global]\ntime = 10d\n",
+	  "t.wl:2: [global] time = 10d: expected a time such as 10s, 250ms, 2m" },
+	{ "[global]\ntime = 0s\n", "t.wl:2: [global] time = 0s: must be more than 0" },
+	{ "[global]\nscans = 3\nkernel = 5.4\n", "t.wl:3: [global] kernel = 5.4: expected 6.18 or 6.10" },
+	{ "[global]\nscans = 3\ndetector = magic\n",
+	  "t.wl:3: [global] detector = magic: expected checksum, dirty or hybrid" },
+	{ "[global]\nscans = 3\nmax_page_sharing = 1\n",
+	  "t.wl:3: [global] max_page_sharing = 1: at least 2 (the kernel says EINVAL)" },
+	{ "[global]\nscans = 3\nmerge_across_nodes = 2\n",
+	  "t.wl:3: [global] merge_across_nodes = 2: at most 1 (the kernel says EINVAL)" },
+	{ "[global]\nscans = 3\nuse_zero_pages = maybe\n",
+	  "t.wl:3: [global] use_zero_pages = maybe: expected 0 or 1 (the kernel says EINVAL)" },
+	{ "[global]\nscans = 3\nsleep_millisecs = 20ms\n",
+	  "t.wl:3: [global] sleep_millisecs = 20ms: expected a decimal number (the kernel says "
+	  "EINVAL)" },
+	{ "[global]\nscans = 3\nadvisor_mode = auto\n",
+	  "t.wl:3: [global] advisor_mode = auto: expected none or scan-time (the kernel says "
+	  "EINVAL)" },
+	{ "[global]\nscans = 3\nadvisor_mode = scan-time\npages_to_scan = 100\n",
+	  "t.wl:4: [global] pages_to_scan cannot be set while advisor_mode = scan-time (the "
+	  "kernel answers EINVAL; the advisor starts from advisor_min_pages_to_scan)" },
+	{ "[global]\nscans = 3\npages_to_scan = 0\n",
+	  "t.wl:3: [global] pages_to_scan = 0: ksmd would never complete a scan (use time = T "
+	  "to watch an idle ksmd)" },
+	{ "[global]\nscans = 3\nrun = 1\n",
+	  "t.wl:3: [global] run: the engines start KSM with run = 1 themselves; use an [event] "
+	  "with action = run to change it" },
+	{ "[global]\nscans = 3\n", "t.wl: no [region NAME] section: a workload needs memory to merge" },
+	/* [region] */
+	{ "[global]\nscans = 3\n[region a]\nsise = 4k\n", "t.wl:4: unknown key 'sise' in [region a]" },
+	{ "[global]\nscans = 3\n[region a]\nsize = 5000\nfill = zero\n",
+	  "t.wl:4: [region a] size = 5000: must be a positive multiple of the page size (4096)" },
+	{ "[global]\nscans = 3\n[region a]\nsize = 4q\nfill = zero\n",
+	  "t.wl:4: [region a] size = 4q: expected a size such as 4k, 100m, 2g or 1MiB" },
+	{ "[global]\nscans = 3\n[region a]\nsize = 4k\npages = 1\nfill = zero\n",
+	  "t.wl:5: [region a] has both size and pages: give one" },
+	{ "[global]\nscans = 3\n[region a]\nfill = zero\n", "t.wl:3: [region a] needs size or pages" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\n",
+	  "t.wl:3: [region a] needs fill = same, unique, zero, groups or none" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = same\n",
+	  "t.wl:5: [region a] fill = same needs value = N" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nvalue = 3\n",
+	  "t.wl:6: [region a] value only applies to fill = same" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = same\nvalue = 0x8000000000000000\n",
+	  "t.wl:6: [region a] value = 0x8000000000000000: values must be below 2^63 (the upper "
+	  "half is reserved for fresh values)" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = ones\n",
+	  "t.wl:5: [region a] fill = ones: expected same, unique, zero, groups or none" },
+	{ "[global]\nscans = 3\n[region a]\nfill = groups\ngroups = 3x1,2*2\n",
+	  "t.wl:5: [region a] groups = 3x1,2*2: expected COPIESxVALUE[,COPIESxVALUE...], e.g. "
+	  "300x1,50x0" },
+	{ "[global]\nscans = 3\n[region a]\nfill = groups\ngroups = 3x1,0x2\n",
+	  "t.wl:5: [region a] groups = 3x1,0x2: group 2 has 0 copies" },
+	{ "[global]\nscans = 3\n[region a]\npages = 5\nfill = groups\ngroups = 3x1,1x2\n",
+	  "t.wl:4: [region a]: the groups hold 4 pages but the region has 5" },
+	{ "[global]\nscans = 3\n[region a]\npages = 5\nfill = same\nvalue = 1\ngroups = 5x1\n",
+	  "t.wl:7: [region a] groups only applies to fill = groups" },
+	{ "[global]\nscans = 3\n[region a]\nfill = groups\n",
+	  "t.wl:4: [region a] fill = groups needs groups = COPIESxVALUE,..." },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nnode = 1024\n",
+	  "t.wl:6: [region a] node = 1024: must be 0 to 1023" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nthp = madvise\n",
+	  "t.wl:6: [region a] thp = madvise: expected never or always" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nmerge = ksm\n",
+	  "t.wl:6: [region a] merge = ksm: expected madvise, prctl or none" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nmerge = prctl\n"
+	  "[region b]\npages = 1\nfill = zero\n",
+	  "t.wl:7: [region b] merge = madvise, but region a of the same process main uses prctl, "
+	  "which makes every region of the process mergeable: say merge = prctl here too" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nprocess = my proc\n",
+	  "t.wl:6: [region a] process = my proc: names use only letters, digits, '_' and '-'" },
+	/* [writer] */
+	{ BASE "[writer w]\nregion = b\nwhen = every-scan\n",
+	  "t.wl:8: [writer w] region = b: no such region" },
+	{ BASE "[writer w]\nwhen = every-scan\n", "t.wl:7: [writer w] needs region = NAME" },
+	{ BASE "[writer w]\nregion = a\n",
+	  "t.wl:7: [writer w] needs when = every-scan, after-scan:N or continuous" },
+	{ BASE "[writer w]\nregion = a\nwhen = sometimes\n",
+	  "t.wl:9: [writer w] when = sometimes: expected every-scan, after-scan:N or continuous" },
+	{ BASE "[writer w]\nregion = a\nwhen = after-scan:x\n",
+	  "t.wl:9: [writer w] when = after-scan:x: expected after-scan:N" },
+	{ BASE "[writer w]\nregion = a\nwhen = continuous\n",
+	  "t.wl:7: [writer w] when = continuous needs rate = page writes per second" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\nrate = 5\n",
+	  "t.wl:10: [writer w] rate only applies to when = continuous" },
+	{ BASE "[writer w]\nregion = a\nwhen = continuous\nrate = fast\n",
+	  "t.wl:10: [writer w] rate = fast: expected page writes per second, e.g. 1000 or 1000/s" },
+	{ BASE "[writer w]\nregion = a\nwhen = after-scan:1\nfrom = 1\n",
+	  "t.wl:10: [writer w] from only applies to when = every-scan or continuous" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\nfrom = 2\nuntil = 1\n",
+	  "t.wl:11: [writer w] until = 1: ends before from" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\npages = 5-12\n",
+	  "t.wl:10: [writer w] pages = 5-12: page 12 is past the region's last page 9" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\npages = 5-2\n",
+	  "t.wl:10: [writer w] pages = 5-2: range 5-2 runs backwards" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\npages = 0-5,3-7\n",
+	  "t.wl:10: [writer w] pages = 0-5,3-7: pages 0-5 and 3-7 overlap" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\npages = some\n",
+	  "t.wl:10: [writer w] pages = some: expected all, N, A-B[,...], every:K[+J] or random:N" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\npages = every:0\n",
+	  "t.wl:10: [writer w] pages = every:0: expected every:K or every:K+J with K >= 1" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\npages = random:11\n",
+	  "t.wl:10: [writer w] pages = random:11: random:11 picks more pages than the region's 10" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\noffset = 4089\n",
+	  "t.wl:10: [writer w] offset = 4089: expected a byte offset 0-4088 or random:LO-HI" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\noffset = random:9-9\n",
+	  "t.wl:10: [writer w] offset = random:9-9: random:LO-HI needs LO < HI" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\nvalue = new\n",
+	  "t.wl:10: [writer w] value = new: expected fresh or a number" },
+	{ BASE "[writer w]\nregion = a\nwhen = after-scan:3\n",
+	  "t.wl:7: [writer w] never writes: it starts after scan 3 and the workload stops after "
+	  "scan 3" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\nprocess = ghost\n",
+	  "t.wl:10: [writer w] process = ghost: no such process" },
+	/* [event] */
+	{ BASE "[event e]\nat = after-scan:1\n",
+	  "t.wl:7: [event e] needs action = write, merge, unmerge, unmap, fork, exit, set or run" },
+	{ BASE "[event e]\naction = write\nregion = a\n", "t.wl:7: [event e] needs at = after-scan:N" },
+	{ BASE "[event e]\nat = scan:1\naction = write\nregion = a\n",
+	  "t.wl:8: [event e] at = scan:1: expected after-scan:N" },
+	{ BASE "[event e]\nat = after-scan:1\naction = explode\n",
+	  "t.wl:9: [event e] action = explode: expected write, merge, unmerge, unmap, fork, exit, "
+	  "set or run" },
+	{ BASE "[event e]\nat = after-scan:1\naction = write\n",
+	  "t.wl:7: [event e] action = write needs region = NAME" },
+	{ BASE "[event e]\nat = after-scan:1\naction = exit\n",
+	  "t.wl:7: [event e] action = exit needs process = NAME" },
+	{ BASE "[event e]\nat = after-scan:1\naction = fork\nprocess = main\n",
+	  "t.wl:7: [event e] action = fork needs child = NAME (the new process)" },
+	{ BASE "[event e]\nat = after-scan:1\naction = fork\nprocess = main\nchild = main\n",
+	  "t.wl:11: [event e] child = main: a process of that name already exists" },
+	{ BASE "[event e]\nat = after-scan:1\naction = unmap\nregion = a\nvalue = 3\n",
+	  "t.wl:11: [event e] value does not apply to action = unmap" },
+	{ BASE "[event e]\nat = after-scan:1\naction = unmap\nregion = a\ncolour = red\n",
+	  "t.wl:11: unknown key 'colour' in [event e]" },
+	{ BASE "[event e]\nat = after-scan:1\naction = set\n",
+	  "t.wl:7: [event e] action = set needs set = KNOB=VALUE" },
+	{ BASE "[event e]\nat = after-scan:1\naction = set\nset = max_page_sharing\n",
+	  "t.wl:10: [event e] set = max_page_sharing: expected KNOB=VALUE, e.g. "
+	  "merge_across_nodes=0" },
+	{ BASE "[event e]\nat = after-scan:1\naction = set\nset = max_sharing=4\n",
+	  "t.wl:10: [event e] set = max_sharing=4: no such KSM knob" },
+	{ BASE "[event e]\nat = after-scan:1\naction = set\nset = run=2\n",
+	  "t.wl:10: [event e] set = run=2: use action = run to change run" },
+	{ BASE "[event e]\nat = after-scan:1\naction = set\nset = max_page_sharing=1\n",
+	  "t.wl:10: [event e] set = max_page_sharing=1: at least 2 (the kernel says EINVAL); say "
+	  "expect = EINVAL if that is the point" },
+	{ BASE "[event e]\nat = after-scan:1\naction = set\nset = max_page_sharing=4\n"
+	  "expect = EINVAL\n",
+	  "t.wl:10: [event e] set = max_page_sharing=4: expect = EINVAL, but the kernel accepts "
+	  "this value" },
+	{ BASE "[event e]\nat = after-scan:1\naction = set\nset = smart_scan=0\nexpect = maybe\n",
+	  "t.wl:11: [event e] expect = maybe: expected ok, EINVAL, EBUSY, ERANGE or any" },
+	{ BASE "[event e]\nat = after-scan:1\naction = run\n",
+	  "t.wl:7: [event e] action = run needs run = 0, 1 or 2" },
+	{ BASE "[event e]\nat = after-scan:3\naction = write\nregion = a\n",
+	  "t.wl:7: [event e] at = after-scan:3 never happens: the workload stops after scan 3" },
+	/* whole-run checks */
+	{ BASE "[event e]\nat = after-scan:1\naction = run\nrun = 0\n",
+	  "t.wl:7: full scans stop after scan 1: run = 0 there and no later event at "
+	  "after-scan:1 sets run = 1, but the workload waits for scans = 3" },
+	{ BASE "[event e]\nat = after-scan:1\naction = exit\nprocess = main\n",
+	  "t.wl:7: no live process has mergeable memory after scan 1, so full scans would never "
+	  "complete (the workload waits for scans = 3)" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nmerge = none\n",
+	  "t.wl:1: no live process has mergeable memory after scan 0, so full scans would never "
+	  "complete (the workload waits for scans = 3)" },
+	{ BASE "[region b]\nprocess = p2\npages = 1\nfill = zero\n"
+	  "[event e]\nat = after-scan:1\naction = exit\nprocess = p2\n"
+	  "[event w]\nat = after-scan:2\naction = write\nregion = b\n",
+	  "t.wl:15: [event w]: process p2 has already exited" },
+	{ BASE "[event e]\nat = after-scan:1\naction = unmap\nregion = a\npages = 4-5\n"
+	  "[writer w]\nregion = a\nwhen = every-scan\n",
+	  "t.wl:12: [writer w]: page 4 of region a in process main is unmapped by then" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\npages = 0-4\n"
+	  "[event e]\nat = after-scan:2\naction = unmap\nregion = a\npages = 4-5\n",
+	  "t.wl:7: [writer w]: page 4 of region a in process main is unmapped by then" },
+	{ BASE "[event e]\nat = after-scan:1\naction = unmap\nregion = a\npages = 4-5\n"
+	  "[writer w]\nregion = a\nwhen = every-scan\npages = random:2\n",
+	  "t.wl:12: [writer w]: pages = random:N on region a, part of which is unmapped by then" },
+	{ BASE "[event f]\nat = after-scan:2\naction = fork\nprocess = main\nchild = kid\n"
+	  "[event w]\nat = after-scan:1\naction = write\nregion = a\nprocess = kid\n",
+	  "t.wl:12: [event w]: process kid does not exist yet (it is forked by [event f])" },
+	{ BASE "[region b]\nprocess = p2\npages = 1\nfill = zero\n"
+	  "[event w]\nat = after-scan:1\naction = write\nregion = b\nprocess = main\n",
+	  "t.wl:11: [event w]: process main has no region b (it belongs to p2)" },
+	{ "[global]\nscans = 3\nadvisor_mode = scan-time\n[region a]\npages = 1\nfill = zero\n"
+	  "[event s]\nat = after-scan:1\naction = set\nset = pages_to_scan=200\n",
+	  "t.wl:7: [event s] set = pages_to_scan=200: the advisor is on (advisor_mode = "
+	  "scan-time), so the kernel answers EINVAL; say expect = EINVAL if that is the point" },
+	{ "[global]\nscans = 3\n[region a]\npages = 4\nfill = zero\nmerge = prctl\n"
+	  "[event m]\nat = after-scan:1\naction = unmerge\nregion = a\npages = 1\n",
+	  "t.wl:11: [event m]: region a uses prctl, which unmerges the whole process: pages must "
+	  "be all" },
+	{ BASE "[region b] oops\nvalue = 7\n", "t.wl:7: unexpected text after ']' in section header" },
+	{ "[global]\ndescription=" X184 "\nscans = 3\n",
+	  "t.wl:2: [global] description = " X184 ": too long once normalized (198 characters; a "
+	  "line holds 197)" },
+	{ "[global]\nscans = 3\n[region a]\nfill = groups\ngroups = 0x7,0x7,0x7,0x7,0x7,0x7,0x7,"
+	  "0x7\n", "t.wl:5: [region a] groups = 0x7,0x7,0x7,0x7,0x7,0x7,0x7,0x7: group 1 has 0 "
+	  "copies" },
+	{ BASE "[event e]\nat = after-scan:1\naction = set\nset = max_page_sharing=3000000000\n"
+	  "expect = EINVAL\n",
+	  "t.wl:10: [event e] set = max_page_sharing=3000000000: at most 2147483647 (the kernel "
+	  "says ERANGE); say expect = ERANGE if that is the point" },
+	{ BASE "[event e]\nat = after-scan:1\naction = run\nrun = 3\nexpect = ok\n",
+	  "t.wl:10: [event e] run = 3: must be 0, 1 or 2 (the kernel says EINVAL); say "
+	  "expect = EINVAL if that is the point" },
+	{ BASE "[event e]\nat = after-scan:1\naction = run\nrun = 1\nexpect = EBUSY\n",
+	  "t.wl:10: [event e] run = 1: the kernel's run store never answers EBUSY or ERANGE" },
+	{ BASE "[event e]\nat = after-scan:1\naction = set\nset = pages_to_scan=0\n",
+	  "t.wl:7: [event e] set = pages_to_scan=0: ksmd would never complete another scan, but "
+	  "the workload waits for scans = 3" },
+	{ BASE "[event a]\nat = after-scan:1\naction = fork\nprocess = main\nchild = k\n"
+	  "[event b]\nat = after-scan:1\naction = fork\nprocess = main\nchild = k\n",
+	  "t.wl:16: [event b] child = k: a process of that name already exists" },
+};
+
+START_TEST(bad_input_is_rejected_exactly)
+{
+	const struct bad_case *c = &bad_cases[_i];
+	size_t len = strlen(c->text);
+	struct workload *wl;
+	struct wl_error err;
+
+	/* the NUL case carries its NUL inside the text: measure past it */
+	if (strstr(c->error, "NUL byte"))
+		len += 1 + strlen(c->text + len + 1);
+	ck_assert_int_eq(wl_parse_buffer(c->text, len, "t.wl", &wl, &err), -1);
+	ck_assert_ptr_null(wl);
+	ck_assert_str_eq(err.text, c->error);
+}
+END_TEST
+
+static Suite *workload_suite(void)
+{
+	Suite *s = suite_create("workload");
+	TCase *tc;
+
+	tc = tcase_create("units");
+	tcase_add_test(tc, sizes_are_base_2);
+	tcase_add_test(tc, times_have_suffixes);
+	tcase_add_test(tc, knobs_follow_the_kernel);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("keys");
+	tcase_add_test(tc, global_keys);
+	tcase_add_test(tc, global_defaults_are_the_kernels);
+	tcase_add_test(tc, advisor_starts_from_min_pages);
+	tcase_add_test(tc, region_keys);
+	tcase_add_test(tc, writer_keys);
+	tcase_add_test(tc, event_keys);
+	tcase_add_test(tc, syntax_forgiveness);
+	tcase_add_test(tc, sections_may_refer_forward);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("schedule");
+	tcase_add_test(tc, page_iteration);
+	tcase_add_test(tc, random_pages_are_distinct_sorted_and_seeded);
+	tcase_add_test(tc, random_offsets_stay_in_range);
+	tcase_add_test(tc, steps_follow_file_order);
+	tcase_add_test(tc, fork_child_inherits_unmapped_state);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("files");
+	tcase_add_test(tc, shipped_workloads_round_trip);
+	tcase_add_test(tc, missing_file_is_reported);
+	tcase_add_test(tc, nul_byte_in_file_is_an_error);
+	tcase_add_test(tc, child_may_be_named_before_its_fork_section);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("bad_input");
+	tcase_add_loop_test(tc, bad_input_is_rejected_exactly, 0,
+			    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(workload_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

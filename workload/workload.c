@@ -1,0 +1,1597 @@
+/*
+ * workload.c - reading a workload file: lines through libinih into raw
+ * sections, then each section's keys into struct workload.
+ *
+ * Parsing runs in two phases. The first collects every section header and
+ * key = value pair with its line number: a custom line reader feeds inih (so
+ * that line numbers, section headers without keys, duplicate sections, '#'
+ * inline comments and over-long lines are all seen), and inih splits keys from
+ * values. The second phase interprets the raw sections in a fixed order
+ * ([global], regions, then writers and events in file order), so a section may
+ * refer to one defined later in the file. Whole-run consistency is checked
+ * last, in wl_timeline.c. The first error wins and nothing is returned with it.
+ */
+#include "wl_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum section_kind { SEC_GLOBAL, SEC_REGION, SEC_WRITER, SEC_EVENT };
+
+static const char *const section_kind_name[] = {
+	[SEC_GLOBAL] = "global", [SEC_REGION] = "region",
+	[SEC_WRITER] = "writer", [SEC_EVENT] = "event",
+};
+
+struct raw_kv {
+	char *key;
+	char *value;
+	unsigned line;
+};
+
+struct raw_section {
+	enum section_kind kind;
+	char name[WL_NAME_MAX + 1];
+	char title[WL_NAME_MAX + 16]; /* "[region a]" for messages */
+	unsigned line;
+	struct raw_kv *kv;
+	size_t nkv;
+};
+
+/* State of phase one: the input, its current line, the sections so far. */
+struct reader {
+	struct wl_ctx *ctx;
+	const char *text;
+	size_t len, pos;
+	unsigned line;
+	struct raw_section *sec;
+	size_t nsec;
+	bool in_section;
+};
+
+void wl_fail(struct wl_ctx *ctx, unsigned line, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	if (ctx->failed)
+		return;
+	ctx->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ctx->err->line = line;
+	if (line)
+		snprintf(ctx->err->text, sizeof(ctx->err->text), "%s:%u: %s", ctx->wl->path, line,
+			 msg);
+	else
+		snprintf(ctx->err->text, sizeof(ctx->err->text), "%s: %s", ctx->wl->path, msg);
+}
+
+/* --- phase one: lines, sections, keys ------------------------------------ */
+
+/* Cut a '#' or ';' comment that starts the rest or follows whitespace. */
+static void strip_inline_comment(char *s)
+{
+	for (char *p = s; *p; p++)
+		if ((*p == '#' || *p == ';') && (p == s || isspace((unsigned char)p[-1]))) {
+			*p = '\0';
+			return;
+		}
+}
+
+static void trim(char *s)
+{
+	size_t n = strlen(s), i = 0;
+
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	while (isspace((unsigned char)s[i]))
+		i++;
+	memmove(s, s + i, n - i + 1);
+}
+
+static int parse_section_title(struct reader *r, const char *inner)
+{
+	struct raw_section *grown, *sec;
+	char kind[16] = "", why[128];
+	const char *name;
+	size_t klen = strcspn(inner, " \t");
+	int k;
+
+	if (klen < sizeof(kind))
+		memcpy(kind, inner, klen);
+	for (k = SEC_GLOBAL; k <= SEC_EVENT; k++)
+		if (strcmp(kind, section_kind_name[k]) == 0)
+			break;
+	if (k > SEC_EVENT) {
+		wl_fail(r->ctx, r->line, "unknown section [%s] (expected [global], [region NAME], "
+			"[writer NAME] or [event NAME])", inner);
+		return -1;
+	}
+	name = inner + klen;
+	while (isspace((unsigned char)*name))
+		name++;
+	if (k == SEC_GLOBAL && *name) {
+		wl_fail(r->ctx, r->line, "[global] takes no name");
+		return -1;
+	}
+	if (k != SEC_GLOBAL && wl_parse_name(name, why, sizeof(why)) != 0) {
+		wl_fail(r->ctx, r->line, "[%s%s%s]: %s", section_kind_name[k], *name ? " " : "",
+			name, why);
+		return -1;
+	}
+	for (size_t i = 0; i < r->nsec; i++) {
+		const struct raw_section *old = &r->sec[i];
+
+		if (old->kind == (enum section_kind)k && strcmp(old->name, name) == 0) {
+			wl_fail(r->ctx, r->line, "duplicate section %s (first at line %u)",
+				old->title, old->line);
+			return -1;
+		}
+	}
+	grown = realloc(r->sec, (r->nsec + 1) * sizeof(*grown));
+	if (!grown) {
+		wl_fail(r->ctx, r->line, "out of memory");
+		return -1;
+	}
+	r->sec = grown;
+	sec = &r->sec[r->nsec++];
+	memset(sec, 0, sizeof(*sec));
+	sec->kind = (enum section_kind)k;
+	sec->line = r->line;
+	snprintf(sec->name, sizeof(sec->name), "%s", name);
+	if (k == SEC_GLOBAL)
+		snprintf(sec->title, sizeof(sec->title), "[global]");
+	else
+		snprintf(sec->title, sizeof(sec->title), "[%s %s]", section_kind_name[k], name);
+	r->in_section = true;
+	return 0;
+}
+
+/* Record a "[...]" line ourselves: inih reports no header without keys. */
+static void note_section_header(struct reader *r, const char *line)
+{
+	const char *close = strchr(line, ']');
+	char inner[WL_MAX_LINE + 1];
+	size_t n;
+
+	if (!close)
+		return; /* inih reports the syntax error */
+	if (close[1] != '\0') {
+		wl_fail(r->ctx, r->line, "unexpected text after ']' in section header");
+		return;
+	}
+	n = (size_t)(close - line - 1);
+	memcpy(inner, line + 1, n);
+	inner[n] = '\0';
+	trim(inner);
+	parse_section_title(r, inner);
+}
+
+/* Copy the next raw line (without its newline) into @buf; false at the end. */
+static bool next_raw_line(struct reader *r, char *buf, size_t cap, size_t *len, bool *has_nul)
+{
+	size_t start = r->pos, n;
+
+	if (r->pos >= r->len)
+		return false;
+	while (r->pos < r->len && r->text[r->pos] != '\n')
+		r->pos++;
+	n = r->pos - start;
+	if (r->pos < r->len)
+		r->pos++; /* the newline */
+	*len = n;
+	*has_nul = memchr(r->text + start, '\0', n) != NULL;
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(buf, r->text + start, n);
+	buf[n] = '\0';
+	return true;
+}
+
+/* Turn a raw line into what inih sees: no BOM, CR, comment or outer blanks. */
+static void clean_line(struct reader *r, char *line, size_t raw_len, bool has_nul)
+{
+	size_t n;
+
+	if (r->line == 1 && strncmp(line, "\xef\xbb\xbf", 3) == 0)
+		memmove(line, line + 3, strlen(line + 3) + 1);
+	if (has_nul) {
+		wl_fail(r->ctx, r->line, "NUL byte in line");
+		line[0] = '\0';
+		return;
+	}
+	if (raw_len > 4 * WL_MAX_LINE) {
+		wl_fail(r->ctx, r->line, "line too long (at most %d characters)", WL_MAX_LINE);
+		line[0] = '\0';
+		return;
+	}
+	n = strlen(line);
+	if (n && line[n - 1] == '\r')
+		line[n - 1] = '\0';
+	strip_inline_comment(line);
+	trim(line);
+	if (strlen(line) > WL_MAX_LINE) {
+		wl_fail(r->ctx, r->line, "line too long (at most %d characters)", WL_MAX_LINE);
+		line[0] = '\0';
+	}
+}
+
+/*
+ * inih's fgets-style reader: hands over one cleaned line at a time, counts
+ * lines, and notes section headers.
+ */
+static char *feed_line(char *str, int num, void *stream)
+{
+	struct reader *r = stream;
+	char line[4 * WL_MAX_LINE + 1];
+	size_t raw_len;
+	bool has_nul;
+
+	if (!next_raw_line(r, line, sizeof(line), &raw_len, &has_nul))
+		return NULL;
+	r->line++;
+	clean_line(r, line, raw_len, has_nul);
+	if (line[0] == '[')
+		note_section_header(r, line);
+	snprintf(str, (size_t)num, "%s\n", line);
+	return str;
+}
+
+static int add_key(void *user, const char *section, const char *key, const char *value)
+{
+	struct reader *r = user;
+	struct raw_section *sec;
+	struct raw_kv *grown;
+
+	if (r->ctx->failed)
+		return 1;
+	if (!r->in_section) {
+		wl_fail(r->ctx, r->line, "'%s' is outside any section (start with [global])", key);
+		return 1;
+	}
+	sec = &r->sec[r->nsec - 1];
+	for (size_t i = 0; i < sec->nkv; i++)
+		if (strcmp(sec->kv[i].key, key) == 0) {
+			wl_fail(r->ctx, r->line, "duplicate key '%s' in %s (first at line %u)", key,
+				sec->title, sec->kv[i].line);
+			return 1;
+		}
+	grown = realloc(sec->kv, (sec->nkv + 1) * sizeof(*grown));
+	if (!grown) {
+		wl_fail(r->ctx, r->line, "out of memory");
+		return 1;
+	}
+	sec->kv = grown;
+	grown[sec->nkv].key = strdup(key);
+	grown[sec->nkv].value = strdup(value);
+	grown[sec->nkv].line = r->line;
+	sec->nkv++;
+	if (!grown[sec->nkv - 1].key || !grown[sec->nkv - 1].value)
+		wl_fail(r->ctx, r->line, "out of memory");
+	(void)section;
+	return 1;
+}
+
+static void free_raw(struct reader *r)
+{
+	for (size_t i = 0; i < r->nsec; i++) {
+		for (size_t j = 0; j < r->sec[i].nkv; j++) {
+			free(r->sec[i].kv[j].key);
+			free(r->sec[i].kv[j].value);
+		}
+		free(r->sec[i].kv);
+	}
+	free(r->sec);
+}
+
+/* Describe inih's syntax error at @line by looking at the line again. */
+static void fail_syntax(struct reader *r, unsigned line)
+{
+	const char *p = r->text, *end = r->text + r->len;
+	char text[WL_MAX_LINE + 1];
+	size_t n;
+
+	for (unsigned l = 1; l < line && p < end; l++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
+	}
+	n = strcspn(p, "\n");
+	if (n > (size_t)(end - p))
+		n = (size_t)(end - p);
+	if (n > WL_MAX_LINE)
+		n = WL_MAX_LINE;
+	memcpy(text, p, n);
+	text[n] = '\0';
+	strip_inline_comment(text);
+	trim(text);
+	if (text[0] == '[')
+		wl_fail(r->ctx, line, "section header without closing ']'");
+	else
+		wl_fail(r->ctx, line, "expected 'key = value' or '[section]'");
+}
+
+static int read_raw_sections(struct reader *r)
+{
+	int rc = ini_parse_stream(feed_line, r, add_key, r);
+
+	if (rc > 0 && (!r->ctx->failed || (unsigned)rc < r->ctx->err->line)) {
+		r->ctx->failed = false;
+		fail_syntax(r, (unsigned)rc);
+	} else if (rc < 0 && !r->ctx->failed) {
+		wl_fail(r->ctx, 0, "out of memory");
+	}
+	return r->ctx->failed ? -1 : 0;
+}
+
+/* --- phase two: interpreting keys --------------------------------------- */
+
+/* Everything a key handler needs: where it is, and the pair itself. */
+struct keyctx {
+	struct wl_ctx *ctx;
+	const struct raw_section *sec;
+	const struct raw_kv *kv;
+};
+
+static void key_fail(const struct keyctx *k, const char *why)
+{
+	wl_fail(k->ctx, k->kv->line, "%s %s = %s: %s", k->sec->title, k->kv->key, k->kv->value,
+		why);
+}
+
+/*
+ * The normalized form writes "key = canonical"; refuse values whose canonical
+ * text would not fit on one line, so lint's output always parses back.
+ */
+static int check_normalized_length(const struct keyctx *k, const char *canonical)
+{
+	size_t n = strlen(k->kv->key) + 3 + strlen(canonical);
+	char why[128];
+
+	if (n <= WL_MAX_LINE)
+		return 0;
+	snprintf(why, sizeof(why), "too long once normalized (%zu characters; a line holds %d)",
+		 n, WL_MAX_LINE);
+	key_fail(k, why);
+	return -1;
+}
+
+static const struct raw_kv *find_key(const struct raw_section *sec, const char *key)
+{
+	for (size_t i = 0; i < sec->nkv; i++)
+		if (strcmp(sec->kv[i].key, key) == 0)
+			return &sec->kv[i];
+	return NULL;
+}
+
+/* Fail on the first key of @sec not in the NULL-terminated @allowed list. */
+static int check_known_keys(struct wl_ctx *ctx, const struct raw_section *sec,
+			    const char *const *allowed)
+{
+	for (size_t i = 0; i < sec->nkv; i++) {
+		const char *const *a = allowed;
+
+		while (*a && strcmp(*a, sec->kv[i].key) != 0)
+			a++;
+		if (!*a) {
+			wl_fail(ctx, sec->kv[i].line, "unknown key '%s' in %s", sec->kv[i].key,
+				sec->title);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Map @text onto one of @names (NULL-terminated); -1 if none. */
+static int lookup_word(const char *text, const char *const *names)
+{
+	for (int i = 0; names[i]; i++)
+		if (strcmp(text, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int key_word(const struct keyctx *k, const char *const *names, const char *expected)
+{
+	int v = lookup_word(k->kv->value, names);
+
+	if (v < 0) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "expected %s", expected);
+		key_fail(k, why);
+	}
+	return v;
+}
+
+static int key_u64(const struct keyctx *k, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char why[96];
+
+	if (wl_parse_u64(k->kv->value, out) != 0) {
+		key_fail(k, "expected a number");
+		return -1;
+	}
+	if (*out < min || *out > max) {
+		snprintf(why, sizeof(why), "must be %llu to %llu", (unsigned long long)min,
+			 (unsigned long long)max);
+		key_fail(k, why);
+		return -1;
+	}
+	return 0;
+}
+
+static int key_time(const struct keyctx *k, uint64_t *ns)
+{
+	if (wl_parse_time(k->kv->value, ns) != 0) {
+		key_fail(k, "expected a time such as 10s, 250ms, 2m");
+		return -1;
+	}
+	if (*ns == 0) {
+		key_fail(k, "must be more than 0");
+		return -1;
+	}
+	return 0;
+}
+
+/* --- [global] --------------------------------------------------------- */
+
+static const char *const kernel_names[] = { "6.18", "6.10", NULL };
+static const char *const detector_names[] = { "checksum", "dirty", "hybrid", NULL };
+
+const char *wl_kernel_name(enum wl_kernel kernel)
+{
+	return kernel_names[kernel];
+}
+
+const char *wl_detector_name(enum wl_detector detector)
+{
+	return detector_names[detector];
+}
+
+static void set_default_knobs(struct workload *wl)
+{
+	for (int k = 0; k < WL_KNOB_COUNT; k++)
+		wl->knobs[k] = wl_knob_info(k)->def;
+}
+
+static int global_key(const struct keyctx *k, struct workload *wl, bool *have_scans,
+		      bool *have_time)
+{
+	const char *key = k->kv->key;
+	char why[160];
+	int v, knob;
+
+	if ((knob = wl_knob_lookup(key)) >= 0) {
+		if (wl_knob_parse(knob, k->kv->value, &wl->knobs[knob], why, sizeof(why)) != 0) {
+			key_fail(k, why);
+			return -1;
+		}
+		wl->knob_given[knob] = true;
+		return 0;
+	}
+	if (strcmp(key, "description") == 0) {
+		if (check_normalized_length(k, k->kv->value) != 0)
+			return -1;
+		wl->description = strdup(k->kv->value);
+		return wl->description ? 0 : -1;
+	}
+	if (strcmp(key, "kernel") == 0) {
+		if ((v = key_word(k, kernel_names, "6.18 or 6.10")) < 0)
+			return -1;
+		wl->kernel = (enum wl_kernel)v;
+		return 0;
+	}
+	if (strcmp(key, "detector") == 0) {
+		if ((v = key_word(k, detector_names, "checksum, dirty or hybrid")) < 0)
+			return -1;
+		wl->detector = (enum wl_detector)v;
+		return 0;
+	}
+	if (strcmp(key, "scans") == 0) {
+		*have_scans = true;
+		wl->stop = WL_STOP_SCANS;
+		return key_u64(k, 1, WL_MAX_SCANS, &wl->stop_scans);
+	}
+	if (strcmp(key, "time") == 0) {
+		*have_time = true;
+		wl->stop = WL_STOP_TIME;
+		return key_time(k, &wl->stop_time_ns);
+	}
+	if (strcmp(key, "timeout") == 0)
+		return key_time(k, &wl->timeout_ns);
+	if (strcmp(key, "seed") == 0)
+		return key_u64(k, 0, UINT64_MAX, &wl->seed);
+	if (strcmp(key, "run") == 0) {
+		wl_fail(k->ctx, k->kv->line, "[global] run: the engines start KSM with run = 1 "
+			"themselves; use an [event] with action = run to change it");
+		return -1;
+	}
+	wl_fail(k->ctx, k->kv->line, "unknown key '%s' in [global]", key);
+	return -1;
+}
+
+static int check_global(struct wl_ctx *ctx, const struct raw_section *sec, bool have_scans,
+			bool have_time)
+{
+	struct workload *wl = ctx->wl;
+	unsigned line = sec ? sec->line : 1;
+
+	if (!have_scans && !have_time) {
+		wl_fail(ctx, line, "no stop condition: [global] needs scans = N or time = T");
+		return -1;
+	}
+	if (have_scans && have_time) {
+		wl_fail(ctx, find_key(sec, "time")->line,
+			"[global] has both scans and time: choose one stop condition");
+		return -1;
+	}
+	if (wl->knobs[WL_KNOB_ADVISOR_MODE] == WL_ADVISOR_SCAN_TIME) {
+		if (wl->knob_given[WL_KNOB_PAGES_TO_SCAN]) {
+			wl_fail(ctx, find_key(sec, "pages_to_scan")->line,
+				"[global] pages_to_scan cannot be set while advisor_mode = scan-time "
+				"(the kernel answers EINVAL; the advisor starts from "
+				"advisor_min_pages_to_scan)");
+			return -1;
+		}
+		wl->knobs[WL_KNOB_PAGES_TO_SCAN] = wl->knobs[WL_KNOB_ADVISOR_MIN_PAGES_TO_SCAN];
+	}
+	if (wl->stop == WL_STOP_SCANS && wl->knobs[WL_KNOB_PAGES_TO_SCAN] == 0) {
+		wl_fail(ctx, wl->knob_given[WL_KNOB_PAGES_TO_SCAN] ?
+			find_key(sec, "pages_to_scan")->line : line,
+			"[global] pages_to_scan = 0: ksmd would never complete a scan "
+			"(use time = T to watch an idle ksmd)");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_global(struct wl_ctx *ctx, const struct raw_section *sec)
+{
+	bool have_scans = false, have_time = false;
+
+	if (sec) {
+		for (size_t i = 0; i < sec->nkv; i++) {
+			struct keyctx k = { ctx, sec, &sec->kv[i] };
+
+			if (global_key(&k, ctx->wl, &have_scans, &have_time) != 0)
+				return -1;
+		}
+	}
+	return check_global(ctx, sec, have_scans, have_time);
+}
+
+/* --- processes ------------------------------------------------------------ */
+
+static long find_process(const struct workload *wl, const char *name)
+{
+	for (size_t i = 0; i < wl->nprocs; i++)
+		if (strcmp(wl->procs[i].name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* Index of the first process created by fork (the others come from regions). */
+static size_t first_child(const struct workload *wl)
+{
+	return wl->nprocs_initial;
+}
+
+static long add_process(struct wl_ctx *ctx, const char *name, int parent, unsigned line)
+{
+	struct workload *wl = ctx->wl;
+	struct wl_process *grown = realloc(wl->procs, (wl->nprocs + 1) * sizeof(*grown));
+
+	if (!grown) {
+		wl_fail(ctx, line, "out of memory");
+		return -1;
+	}
+	wl->procs = grown;
+	memset(&grown[wl->nprocs], 0, sizeof(*grown));
+	snprintf(grown[wl->nprocs].name, sizeof(grown->name), "%s", name);
+	grown[wl->nprocs].parent = parent;
+	grown[wl->nprocs].line = line;
+	return (long)wl->nprocs++;
+}
+
+/* --- [region NAME] ------------------------------------------------------- */
+
+static const char *const fill_names[] = { "same", "unique", "zero", "groups", "none", NULL };
+static const char *const thp_names[] = { "never", "always", NULL };
+static const char *const merge_names[] = { "madvise", "prctl", "none", NULL };
+
+const char *wl_fill_name(enum wl_fill fill) { return fill_names[fill]; }
+const char *wl_thp_name(enum wl_thp thp) { return thp_names[thp]; }
+const char *wl_merge_name(enum wl_merge merge) { return merge_names[merge]; }
+
+static const char *const region_keys[] = {
+	"process", "size", "pages", "fill", "value", "groups", "node", "thp", "merge", NULL
+};
+
+static int region_size(const struct keyctx *k, uint64_t *pages)
+{
+	uint64_t bytes;
+	char why[96];
+
+	if (wl_parse_size(k->kv->value, &bytes) != 0) {
+		key_fail(k, "expected a size such as 4k, 100m, 2g or 1MiB");
+		return -1;
+	}
+	if (bytes == 0 || bytes % WL_PAGE_SIZE != 0) {
+		key_fail(k, "must be a positive multiple of the page size (4096)");
+		return -1;
+	}
+	*pages = bytes / WL_PAGE_SIZE;
+	if (*pages > WL_MAX_REGION_PAGES) {
+		snprintf(why, sizeof(why), "larger than the %llu TiB limit",
+			 (unsigned long long)(WL_MAX_REGION_PAGES * WL_PAGE_SIZE >> 40));
+		key_fail(k, why);
+		return -1;
+	}
+	return 0;
+}
+
+static int region_node(const struct keyctx *k, int *node)
+{
+	uint64_t v;
+
+	if (strcmp(k->kv->value, "any") == 0) {
+		*node = -1;
+		return 0;
+	}
+	if (key_u64(k, 0, 1023, &v) != 0)
+		return -1;
+	*node = (int)v;
+	return 0;
+}
+
+/* The region's page count from size, pages and groups, which must agree. */
+static int region_page_count(struct wl_ctx *ctx, const struct raw_section *sec,
+			     struct wl_region *reg)
+{
+	const struct raw_kv *size = find_key(sec, "size"), *pages = find_key(sec, "pages");
+	uint64_t from_groups = 0;
+
+	if (size && pages) {
+		wl_fail(ctx, pages->line, "%s has both size and pages: give one", sec->title);
+		return -1;
+	}
+	for (size_t i = 0; i < reg->ngroups; i++) {
+		if (from_groups + reg->groups[i].copies < from_groups ||
+		    from_groups + reg->groups[i].copies > WL_MAX_REGION_PAGES) {
+			wl_fail(ctx, find_key(sec, "groups")->line, "%s groups: too many pages",
+				sec->title);
+			return -1;
+		}
+		from_groups += reg->groups[i].copies;
+	}
+	if (!size && !pages) {
+		if (reg->fill != WL_FILL_GROUPS) {
+			wl_fail(ctx, sec->line, "%s needs size or pages", sec->title);
+			return -1;
+		}
+		reg->pages = from_groups;
+	}
+	if (reg->fill == WL_FILL_GROUPS && reg->pages != from_groups) {
+		wl_fail(ctx, (size ? size : pages)->line,
+			"%s: the groups hold %llu pages but the region has %llu", sec->title,
+			(unsigned long long)from_groups, (unsigned long long)reg->pages);
+		return -1;
+	}
+	return 0;
+}
+
+static int region_key(const struct keyctx *k, struct wl_region *reg, const char **process)
+{
+	const char *key = k->kv->key;
+	struct wl_value value;
+	char why[160];
+	int v;
+
+	if (strcmp(key, "process") == 0) {
+		if (wl_parse_name(k->kv->value, why, sizeof(why)) != 0) {
+			key_fail(k, why);
+			return -1;
+		}
+		*process = k->kv->value;
+	} else if (strcmp(key, "size") == 0) {
+		return region_size(k, &reg->pages);
+	} else if (strcmp(key, "pages") == 0) {
+		return key_u64(k, 1, WL_MAX_REGION_PAGES, &reg->pages);
+	} else if (strcmp(key, "fill") == 0) {
+		if ((v = key_word(k, fill_names, "same, unique, zero, groups or none")) < 0)
+			return -1;
+		reg->fill = (enum wl_fill)v;
+	} else if (strcmp(key, "value") == 0) {
+		if (wl_parse_value(k->kv->value, &value, false, why, sizeof(why)) != 0) {
+			key_fail(k, why);
+			return -1;
+		}
+		reg->value = value.value;
+	} else if (strcmp(key, "groups") == 0) {
+		char canon[4096];
+
+		if (wl_parse_groups(k->kv->value, &reg->groups, &reg->ngroups, why,
+				    sizeof(why)) != 0) {
+			key_fail(k, why);
+			return -1;
+		}
+		return check_normalized_length(k, wl_groups_format(reg->groups, reg->ngroups, canon,
+								   sizeof(canon)));
+	} else if (strcmp(key, "node") == 0) {
+		return region_node(k, &reg->node);
+	} else if (strcmp(key, "thp") == 0) {
+		if ((v = key_word(k, thp_names, "never or always")) < 0)
+			return -1;
+		reg->thp = (enum wl_thp)v;
+	} else if (strcmp(key, "merge") == 0) {
+		if ((v = key_word(k, merge_names, "madvise, prctl or none")) < 0)
+			return -1;
+		reg->merge = (enum wl_merge)v;
+	}
+	return 0;
+}
+
+/* fill decides which of value and groups must, and may, be present. */
+static int check_region_fill(struct wl_ctx *ctx, const struct raw_section *sec,
+			     const struct wl_region *reg)
+{
+	const struct raw_kv *fill = find_key(sec, "fill"), *value = find_key(sec, "value"),
+			    *groups = find_key(sec, "groups");
+
+	if (!fill) {
+		wl_fail(ctx, sec->line, "%s needs fill = same, unique, zero, groups or none",
+			sec->title);
+		return -1;
+	}
+	if (reg->fill == WL_FILL_SAME && !value) {
+		wl_fail(ctx, fill->line, "%s fill = same needs value = N", sec->title);
+		return -1;
+	}
+	if (reg->fill != WL_FILL_SAME && value) {
+		wl_fail(ctx, value->line, "%s value only applies to fill = same", sec->title);
+		return -1;
+	}
+	if (reg->fill == WL_FILL_GROUPS && !groups) {
+		wl_fail(ctx, fill->line, "%s fill = groups needs groups = COPIESxVALUE,...",
+			sec->title);
+		return -1;
+	}
+	if (reg->fill != WL_FILL_GROUPS && groups) {
+		wl_fail(ctx, groups->line, "%s groups only applies to fill = groups", sec->title);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_region(struct wl_ctx *ctx, const struct raw_section *sec, struct wl_region *reg)
+{
+	const char *process = "main";
+	long proc;
+
+	memset(reg, 0, sizeof(*reg));
+	snprintf(reg->name, sizeof(reg->name), "%s", sec->name);
+	reg->line = sec->line;
+	reg->node = -1;
+	if (check_known_keys(ctx, sec, region_keys) != 0)
+		return -1;
+	for (size_t i = 0; i < sec->nkv; i++) {
+		struct keyctx k = { ctx, sec, &sec->kv[i] };
+
+		if (region_key(&k, reg, &process) != 0)
+			return -1;
+	}
+	if (check_region_fill(ctx, sec, reg) != 0 || region_page_count(ctx, sec, reg) != 0)
+		return -1;
+	proc = find_process(ctx->wl, process);
+	if (proc < 0)
+		proc = add_process(ctx, process, -1, sec->line);
+	if (proc < 0)
+		return -1;
+	reg->process = (size_t)proc;
+	return 0;
+}
+
+/* Every region of a prctl process must say so: the prctl covers them all. */
+static int check_prctl_processes(struct wl_ctx *ctx)
+{
+	const struct workload *wl = ctx->wl;
+
+	for (size_t i = 0; i < wl->nregions; i++) {
+		const struct wl_region *a = &wl->regions[i];
+
+		if (a->merge != WL_MERGE_PRCTL)
+			continue;
+		for (size_t j = 0; j < wl->nregions; j++) {
+			const struct wl_region *b = &wl->regions[j];
+
+			if (b->process == a->process && b->merge != WL_MERGE_PRCTL) {
+				wl_fail(ctx, b->line, "[region %s] merge = %s, but region %s of the "
+					"same process %s uses prctl, which makes every region of "
+					"the process mergeable: say merge = prctl here too",
+					b->name, wl_merge_name(b->merge), a->name,
+					wl->procs[a->process].name);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static long find_region(const struct workload *wl, const char *name)
+{
+	for (size_t i = 0; i < wl->nregions; i++)
+		if (strcmp(wl->regions[i].name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* --- references shared by writers and events ---------------------------- */
+
+/* Resolve region = and process = of a writer or event; *region -1 if absent. */
+static int resolve_target(struct wl_ctx *ctx, const struct raw_section *sec, long *region,
+			  long *process)
+{
+	const struct raw_kv *rkv = find_key(sec, "region"), *pkv = find_key(sec, "process");
+
+	*region = -1;
+	*process = -1;
+	if (rkv) {
+		*region = find_region(ctx->wl, rkv->value);
+		if (*region < 0) {
+			wl_fail(ctx, rkv->line, "%s region = %s: no such region", sec->title,
+				rkv->value);
+			return -1;
+		}
+		*process = (long)ctx->wl->regions[*region].process;
+	}
+	if (pkv) {
+		*process = find_process(ctx->wl, pkv->value);
+		if (*process < 0) {
+			wl_fail(ctx, pkv->line, "%s process = %s: no such process", sec->title,
+				pkv->value);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int parse_pages_key(struct wl_ctx *ctx, const struct raw_section *sec,
+			   const struct wl_region *reg, struct wl_pagesel *sel)
+{
+	const struct raw_kv *kv = find_key(sec, "pages");
+	struct keyctx k = { ctx, sec, kv };
+	char why[160], canon[4096];
+
+	memset(sel, 0, sizeof(*sel));
+	sel->kind = WL_SEL_ALL;
+	if (!kv)
+		return 0;
+	if (wl_parse_pagesel(kv->value, reg->pages, sel, why, sizeof(why)) != 0) {
+		key_fail(&k, why);
+		return -1;
+	}
+	return check_normalized_length(&k, wl_pagesel_format(sel, canon, sizeof(canon)));
+}
+
+static int parse_write_keys(struct wl_ctx *ctx, const struct raw_section *sec,
+			    struct wl_offset *offset, struct wl_value *value)
+{
+	const struct raw_kv *okv = find_key(sec, "offset"), *vkv = find_key(sec, "value");
+	char why[160];
+
+	offset->lo = offset->hi = 0;
+	value->fresh = true;
+	value->value = 0;
+	if (okv && wl_parse_offset(okv->value, offset, why, sizeof(why)) != 0) {
+		struct keyctx k = { ctx, sec, okv };
+
+		key_fail(&k, why);
+		return -1;
+	}
+	if (vkv && wl_parse_value(vkv->value, value, true, why, sizeof(why)) != 0) {
+		struct keyctx k = { ctx, sec, vkv };
+
+		key_fail(&k, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* --- [writer NAME] -------------------------------------------------------- */
+
+static const char *const writer_keys[] = {
+	"region", "process", "pages", "offset", "value", "when", "from", "until", "rate", NULL
+};
+
+static const char *const when_names[] = { "every-scan", "after-scan", "continuous", NULL };
+
+const char *wl_when_name(enum wl_when when) { return when_names[when]; }
+
+static int writer_when(struct wl_ctx *ctx, const struct raw_section *sec, struct wl_writer *w)
+{
+	const struct raw_kv *kv = find_key(sec, "when");
+	struct keyctx k = { ctx, sec, kv };
+	char why[160];
+
+	if (!kv) {
+		wl_fail(ctx, sec->line, "%s needs when = every-scan, after-scan:N or continuous",
+			sec->title);
+		return -1;
+	}
+	if (strcmp(kv->value, "every-scan") == 0) {
+		w->when = WL_WHEN_EVERY_SCAN;
+		w->from_scan = 1;
+	} else if (strcmp(kv->value, "continuous") == 0) {
+		w->when = WL_WHEN_CONTINUOUS;
+		w->from_scan = 0;
+	} else if (strncmp(kv->value, "after-scan:", 11) == 0) {
+		w->when = WL_WHEN_AFTER_SCAN;
+		if (wl_parse_after_scan(kv->value, &w->from_scan, why, sizeof(why)) != 0) {
+			key_fail(&k, why);
+			return -1;
+		}
+		w->until_scan = w->from_scan;
+		return 0;
+	} else {
+		key_fail(&k, "expected every-scan, after-scan:N or continuous");
+		return -1;
+	}
+	w->until_scan = WL_FOREVER;
+	return 0;
+}
+
+/* from, until and rate: which apply depends on when. */
+static int writer_schedule(struct wl_ctx *ctx, const struct raw_section *sec, struct wl_writer *w)
+{
+	const struct raw_kv *from = find_key(sec, "from"), *until = find_key(sec, "until"),
+			    *rate = find_key(sec, "rate");
+	char why[160];
+
+	if (w->when == WL_WHEN_AFTER_SCAN && (from || until)) {
+		wl_fail(ctx, (from ? from : until)->line, "%s %s only applies to when = every-scan "
+			"or continuous", sec->title, from ? "from" : "until");
+		return -1;
+	}
+	if (from) {
+		struct keyctx k = { ctx, sec, from };
+
+		if (key_u64(&k, 0, WL_MAX_SCANS - 1, &w->from_scan) != 0)
+			return -1;
+	}
+	if (until) {
+		struct keyctx k = { ctx, sec, until };
+
+		if (key_u64(&k, 0, WL_MAX_SCANS - 1, &w->until_scan) != 0)
+			return -1;
+		if (w->until_scan < w->from_scan) {
+			key_fail(&k, "ends before from");
+			return -1;
+		}
+	}
+	if (w->when == WL_WHEN_CONTINUOUS && !rate) {
+		wl_fail(ctx, sec->line, "%s when = continuous needs rate = page writes per second",
+			sec->title);
+		return -1;
+	}
+	if (w->when != WL_WHEN_CONTINUOUS && rate) {
+		wl_fail(ctx, rate->line, "%s rate only applies to when = continuous", sec->title);
+		return -1;
+	}
+	if (rate && wl_parse_rate(rate->value, &w->rate, why, sizeof(why)) != 0) {
+		struct keyctx k = { ctx, sec, rate };
+
+		key_fail(&k, why);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_writer(struct wl_ctx *ctx, const struct raw_section *sec, struct wl_writer *w)
+{
+	long region, process;
+
+	memset(w, 0, sizeof(*w));
+	snprintf(w->name, sizeof(w->name), "%s", sec->name);
+	w->line = sec->line;
+	if (check_known_keys(ctx, sec, writer_keys) != 0 ||
+	    resolve_target(ctx, sec, &region, &process) != 0)
+		return -1;
+	if (region < 0) {
+		wl_fail(ctx, sec->line, "%s needs region = NAME", sec->title);
+		return -1;
+	}
+	w->region = (size_t)region;
+	w->process = (size_t)process;
+	if (parse_pages_key(ctx, sec, &ctx->wl->regions[region], &w->pages) != 0 ||
+	    parse_write_keys(ctx, sec, &w->offset, &w->value) != 0 ||
+	    writer_when(ctx, sec, w) != 0 || writer_schedule(ctx, sec, w) != 0)
+		return -1;
+	return 0;
+}
+
+/* --- [event NAME] ----------------------------------------------------------- */
+
+static const char *const action_names[] = {
+	"write", "merge", "unmerge", "unmap", "fork", "exit", "set", "run", NULL
+};
+static const char *const expect_names[] = { "ok", "EINVAL", "EBUSY", "ERANGE", "any", NULL };
+
+const char *wl_action_name(enum wl_action action) { return action_names[action]; }
+const char *wl_expect_name(enum wl_expect expect) { return expect_names[expect]; }
+
+/* Which keys each action takes besides at and action. */
+static const char *const *action_keys(enum wl_action action)
+{
+	static const char *const write_keys[] = { "region", "process", "pages", "offset",
+						  "value", NULL };
+	static const char *const range_keys[] = { "region", "process", "pages", NULL };
+	static const char *const fork_keys[] = { "process", "child", NULL };
+	static const char *const exit_keys[] = { "process", NULL };
+	static const char *const set_keys[] = { "set", "expect", NULL };
+	static const char *const run_keys[] = { "run", "expect", NULL };
+
+	switch (action) {
+	case WL_ACT_WRITE: return write_keys;
+	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP: return range_keys;
+	case WL_ACT_FORK: return fork_keys;
+	case WL_ACT_EXIT: return exit_keys;
+	case WL_ACT_SET: return set_keys;
+	case WL_ACT_RUN: return run_keys;
+	}
+	return exit_keys;
+}
+
+static int check_event_keys(struct wl_ctx *ctx, const struct raw_section *sec,
+			    enum wl_action action)
+{
+	const char *const *allowed = action_keys(action);
+
+	for (size_t i = 0; i < sec->nkv; i++) {
+		const char *key = sec->kv[i].key;
+		const char *const *a = allowed;
+
+		if (strcmp(key, "at") == 0 || strcmp(key, "action") == 0)
+			continue;
+		while (*a && strcmp(*a, key) != 0)
+			a++;
+		if (*a)
+			continue;
+		if (lookup_word(key, (const char *const[]){ "region", "process", "pages",
+				"offset", "value", "child", "set", "run", "expect", NULL }) >= 0)
+			wl_fail(ctx, sec->kv[i].line, "%s %s does not apply to action = %s",
+				sec->title, key, wl_action_name(action));
+		else
+			wl_fail(ctx, sec->kv[i].line, "unknown key '%s' in %s", key, sec->title);
+		return -1;
+	}
+	return 0;
+}
+
+/* The expectation that matches the kernel answering @error (EINVAL/ERANGE). */
+static enum wl_expect expect_for_error(int error)
+{
+	return error == ERANGE ? WL_EXPECT_ERANGE : WL_EXPECT_EINVAL;
+}
+
+/* Does a store answered with @error (0 = success) meet ev->expect? */
+static int check_store_expectation(const struct keyctx *k, const struct wl_event *ev, int error,
+				   const char *why)
+{
+	char msg[300];
+
+	if (ev->expect == WL_EXPECT_ANY || ev->expect == WL_EXPECT_EBUSY ||
+	    (error == 0 && ev->expect == WL_EXPECT_OK) ||
+	    (error != 0 && ev->expect == expect_for_error(error)))
+		return 0;
+	if (error == 0)
+		snprintf(msg, sizeof(msg), "expect = %s, but the kernel accepts this value",
+			 wl_expect_name(ev->expect));
+	else
+		snprintf(msg, sizeof(msg), "%s; say expect = %s if that is the point", why,
+			 wl_expect_name(expect_for_error(error)));
+	key_fail(k, msg);
+	return -1;
+}
+
+static int event_set(struct wl_ctx *ctx, const struct raw_section *sec, struct wl_event *ev)
+{
+	const struct raw_kv *kv = find_key(sec, "set");
+	struct keyctx k = { ctx, sec, kv };
+	char name[64], text[sizeof(ev->knob_text)], why[160] = "";
+	const char *eq;
+	int knob, error;
+
+	if (!kv) {
+		wl_fail(ctx, sec->line, "%s action = set needs set = KNOB=VALUE", sec->title);
+		return -1;
+	}
+	eq = strchr(kv->value, '=');
+	if (!eq || eq == kv->value || (size_t)(eq - kv->value) >= sizeof(name) || !eq[1]) {
+		key_fail(&k, "expected KNOB=VALUE, e.g. merge_across_nodes=0");
+		return -1;
+	}
+	memcpy(name, kv->value, (size_t)(eq - kv->value));
+	name[eq - kv->value] = '\0';
+	trim(name);
+	if (strcmp(name, "run") == 0) {
+		key_fail(&k, "use action = run to change run");
+		return -1;
+	}
+	if ((knob = wl_knob_lookup(name)) < 0) {
+		key_fail(&k, "no such KSM knob");
+		return -1;
+	}
+	if (strlen(eq + 1) >= sizeof(text)) {
+		key_fail(&k, "value too long");
+		return -1;
+	}
+	snprintf(text, sizeof(text), "%s", eq + 1);
+	trim(text);
+	ev->knob = (enum wl_knob)knob;
+	snprintf(ev->knob_text, sizeof(ev->knob_text), "%s", text);
+	error = wl_knob_parse(ev->knob, ev->knob_text, &ev->knob_value, why, sizeof(why));
+	return check_store_expectation(&k, ev, error, why);
+}
+
+static int event_run(struct wl_ctx *ctx, const struct raw_section *sec, struct wl_event *ev)
+{
+	const struct raw_kv *kv = find_key(sec, "run");
+	struct keyctx k = { ctx, sec, kv };
+
+	if (!kv) {
+		wl_fail(ctx, sec->line, "%s action = run needs run = 0, 1 or 2", sec->title);
+		return -1;
+	}
+	if (wl_parse_u64(kv->value, &ev->run) != 0) {
+		key_fail(&k, "expected 0, 1 or 2");
+		return -1;
+	}
+	if (ev->expect == WL_EXPECT_EBUSY || ev->expect == WL_EXPECT_ERANGE) {
+		key_fail(&k, "the kernel's run store never answers EBUSY or ERANGE");
+		return -1;
+	}
+	/* run_store turns every parse or range error into EINVAL */
+	return check_store_expectation(&k, ev, ev->run > 2 ? EINVAL : 0, "must be 0, 1 or 2 "
+				       "(the kernel says EINVAL)");
+}
+
+static int event_fork(struct wl_ctx *ctx, const struct raw_section *sec, struct wl_event *ev,
+		      size_t event_index)
+{
+	const struct raw_kv *kv = find_key(sec, "child");
+	struct keyctx k = { ctx, sec, kv };
+	char why[160];
+	long child;
+
+	if (!kv) {
+		wl_fail(ctx, sec->line, "%s action = fork needs child = NAME (the new process)",
+			sec->title);
+		return -1;
+	}
+	if (wl_parse_name(kv->value, why, sizeof(why)) != 0) {
+		key_fail(&k, why);
+		return -1;
+	}
+	/* declare_fork_children() named it already, from this very line */
+	child = find_process(ctx->wl, kv->value);
+	if (child < 0 || ctx->wl->procs[child].line != kv->line ||
+	    ctx->wl->procs[child].parent != -1 || (size_t)child < first_child(ctx->wl)) {
+		key_fail(&k, "a process of that name already exists");
+		return -1;
+	}
+	ctx->wl->procs[child].parent = (int)ev->process;
+	ctx->wl->procs[child].fork_event = event_index;
+	ev->child = (size_t)child;
+	return 0;
+}
+
+/* region and process: which are needed depends on the action. */
+static int event_target(struct wl_ctx *ctx, const struct raw_section *sec, struct wl_event *ev)
+{
+	long region, process;
+
+	if (resolve_target(ctx, sec, &region, &process) != 0)
+		return -1;
+	ev->region = region;
+	switch (ev->action) {
+	case WL_ACT_WRITE: case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP:
+		if (region < 0) {
+			wl_fail(ctx, sec->line, "%s action = %s needs region = NAME", sec->title,
+				wl_action_name(ev->action));
+			return -1;
+		}
+		break;
+	case WL_ACT_FORK: case WL_ACT_EXIT:
+		if (process < 0) {
+			wl_fail(ctx, sec->line, "%s action = %s needs process = NAME", sec->title,
+				wl_action_name(ev->action));
+			return -1;
+		}
+		break;
+	case WL_ACT_SET: case WL_ACT_RUN:
+		break;
+	}
+	ev->process = process < 0 ? 0 : (size_t)process;
+	return 0;
+}
+
+static int event_params(struct wl_ctx *ctx, const struct raw_section *sec, struct wl_event *ev,
+			size_t index)
+{
+	const struct wl_region *reg = ev->region >= 0 ? &ctx->wl->regions[ev->region] : NULL;
+
+	switch (ev->action) {
+	case WL_ACT_WRITE:
+		if (parse_write_keys(ctx, sec, &ev->offset, &ev->value) != 0)
+			return -1;
+		/* fall through */
+	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP:
+		if (parse_pages_key(ctx, sec, reg, &ev->pages) != 0)
+			return -1;
+		if (reg->merge == WL_MERGE_PRCTL && ev->pages.kind != WL_SEL_ALL &&
+		    (ev->action == WL_ACT_MERGE || ev->action == WL_ACT_UNMERGE)) {
+			wl_fail(ctx, find_key(sec, "pages")->line, "%s: region %s uses prctl, which "
+				"%ss the whole process: pages must be all", sec->title, reg->name,
+				wl_action_name(ev->action));
+			return -1;
+		}
+		return 0;
+	case WL_ACT_FORK:
+		return event_fork(ctx, sec, ev, index);
+	case WL_ACT_EXIT:
+		return 0;
+	case WL_ACT_SET:
+		return event_set(ctx, sec, ev);
+	case WL_ACT_RUN:
+		return event_run(ctx, sec, ev);
+	}
+	return 0;
+}
+
+static int parse_event(struct wl_ctx *ctx, const struct raw_section *sec, struct wl_event *ev,
+		       size_t index)
+{
+	const struct raw_kv *at = find_key(sec, "at"), *action = find_key(sec, "action"),
+			    *expect = find_key(sec, "expect");
+	char why[160];
+	int v;
+
+	memset(ev, 0, sizeof(*ev));
+	snprintf(ev->name, sizeof(ev->name), "%s", sec->name);
+	ev->line = sec->line;
+	ev->region = -1;
+	if (!action) {
+		wl_fail(ctx, sec->line, "%s needs action = write, merge, unmerge, unmap, fork, "
+			"exit, set or run", sec->title);
+		return -1;
+	}
+	{
+		struct keyctx k = { ctx, sec, action };
+
+		if ((v = key_word(&k, action_names, "write, merge, unmerge, unmap, fork, exit, "
+				  "set or run")) < 0)
+			return -1;
+	}
+	ev->action = (enum wl_action)v;
+	if (check_event_keys(ctx, sec, ev->action) != 0)
+		return -1;
+	if (!at) {
+		wl_fail(ctx, sec->line, "%s needs at = after-scan:N", sec->title);
+		return -1;
+	}
+	if (wl_parse_after_scan(at->value, &ev->at_scan, why, sizeof(why)) != 0) {
+		struct keyctx k = { ctx, sec, at };
+
+		key_fail(&k, why);
+		return -1;
+	}
+	if (expect) {
+		struct keyctx k = { ctx, sec, expect };
+
+		if ((v = key_word(&k, expect_names, "ok, EINVAL, EBUSY, ERANGE or any")) < 0)
+			return -1;
+		ev->expect = (enum wl_expect)v;
+	}
+	return event_target(ctx, sec, ev) != 0 ? -1 : event_params(ctx, sec, ev, index);
+}
+
+/* --- putting it together ----------------------------------------------------- */
+
+static size_t count_kind(const struct reader *r, enum section_kind kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nsec; i++)
+		n += r->sec[i].kind == kind;
+	return n;
+}
+
+static int allocate_sections(struct wl_ctx *ctx, const struct reader *r)
+{
+	struct workload *wl = ctx->wl;
+	size_t nreg = count_kind(r, SEC_REGION), nwri = count_kind(r, SEC_WRITER),
+	       nev = count_kind(r, SEC_EVENT);
+
+	wl->regions = calloc(nreg ? nreg : 1, sizeof(*wl->regions));
+	wl->writers = calloc(nwri ? nwri : 1, sizeof(*wl->writers));
+	wl->events = calloc(nev ? nev : 1, sizeof(*wl->events));
+	if (!wl->regions || !wl->writers || !wl->events) {
+		wl_fail(ctx, 0, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_regions(struct wl_ctx *ctx, const struct reader *r)
+{
+	struct workload *wl = ctx->wl;
+
+	for (size_t i = 0; i < r->nsec; i++) {
+		if (r->sec[i].kind != SEC_REGION)
+			continue;
+		if (parse_region(ctx, &r->sec[i], &wl->regions[wl->nregions]) != 0) {
+			free(wl->regions[wl->nregions].groups);
+			return -1;
+		}
+		wl->nregions++;
+	}
+	if (wl->nregions == 0) {
+		wl_fail(ctx, 0, "no [region NAME] section: a workload needs memory to merge");
+		return -1;
+	}
+	return check_prctl_processes(ctx);
+}
+
+/*
+ * Name every forked child before any writer or event is read, so that a
+ * section may name a child whose fork comes later in the file (the timeline
+ * check still refuses to act on it before it is born).
+ */
+static int declare_fork_children(struct wl_ctx *ctx, const struct reader *r)
+{
+	struct workload *wl = ctx->wl;
+	char why[160];
+
+	wl->nprocs_initial = wl->nprocs;
+	for (size_t i = 0; i < r->nsec; i++) {
+		const struct raw_section *sec = &r->sec[i];
+		const struct raw_kv *action = find_key(sec, "action"), *child = find_key(sec, "child");
+
+		if (sec->kind != SEC_EVENT || !action || strcmp(action->value, "fork") != 0 || !child ||
+		    wl_parse_name(child->value, why, sizeof(why)) != 0 ||
+		    find_process(wl, child->value) >= 0)
+			continue; /* parse_event() reports what is wrong */
+		if (add_process(ctx, child->value, -1, child->line) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Writers and events in file order: their seq is that order. */
+static int parse_actions(struct wl_ctx *ctx, const struct reader *r)
+{
+	struct workload *wl = ctx->wl;
+	size_t seq = 0;
+
+	if (declare_fork_children(ctx, r) != 0)
+		return -1;
+
+	for (size_t i = 0; i < r->nsec; i++) {
+		const struct raw_section *sec = &r->sec[i];
+
+		if (sec->kind == SEC_WRITER) {
+			struct wl_writer *w = &wl->writers[wl->nwriters];
+
+			if (parse_writer(ctx, sec, w) != 0) {
+				wl_pagesel_free(&w->pages);
+				return -1;
+			}
+			w->seq = seq++;
+			wl->nwriters++;
+		} else if (sec->kind == SEC_EVENT) {
+			struct wl_event *ev = &wl->events[wl->nevents];
+
+			if (parse_event(ctx, sec, ev, wl->nevents) != 0) {
+				wl_pagesel_free(&ev->pages);
+				return -1;
+			}
+			ev->seq = seq++;
+			wl->nevents++;
+		}
+	}
+	return 0;
+}
+
+static void assign_fresh_values(struct workload *wl)
+{
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < wl->nregions; i++) {
+		if (wl->regions[i].fill != WL_FILL_UNIQUE)
+			continue;
+		wl->regions[i].unique_base = next;
+		next += wl->regions[i].pages;
+	}
+	wl->fresh_start = next;
+	wl->deterministic = wl->stop == WL_STOP_SCANS;
+	for (size_t i = 0; i < wl->nwriters; i++)
+		if (wl->writers[i].when == WL_WHEN_CONTINUOUS)
+			wl->deterministic = false;
+}
+
+static const struct raw_section *find_global(const struct reader *r)
+{
+	for (size_t i = 0; i < r->nsec; i++)
+		if (r->sec[i].kind == SEC_GLOBAL)
+			return &r->sec[i];
+	return NULL;
+}
+
+static int interpret(struct wl_ctx *ctx, const struct reader *r)
+{
+	if (parse_global(ctx, find_global(r)) != 0 || allocate_sections(ctx, r) != 0 ||
+	    parse_regions(ctx, r) != 0 || parse_actions(ctx, r) != 0)
+		return -1;
+	assign_fresh_values(ctx->wl);
+	return wl_check_timeline(ctx);
+}
+
+static struct workload *new_workload(const char *name)
+{
+	struct workload *wl = calloc(1, sizeof(*wl));
+
+	if (!wl)
+		return NULL;
+	wl->path = strdup(name);
+	if (!wl->path) {
+		free(wl);
+		return NULL;
+	}
+	wl->seed = 1;
+	wl->timeout_ns = UINT64_C(300) * 1000000000;
+	set_default_knobs(wl);
+	return wl;
+}
+
+int wl_parse_buffer(const char *text, size_t len, const char *name, struct workload **out,
+		    struct wl_error *err)
+{
+	struct wl_ctx ctx = { .err = err };
+	struct reader r = { .ctx = &ctx, .text = text, .len = len };
+	struct workload *wl;
+
+	*out = NULL;
+	memset(err, 0, sizeof(*err));
+	wl = new_workload(name);
+	if (!wl) {
+		snprintf(err->text, sizeof(err->text), "%s: out of memory", name);
+		return -1;
+	}
+	ctx.wl = wl;
+	if (read_raw_sections(&r) != 0 || interpret(&ctx, &r) != 0)
+		goto fail;
+	free_raw(&r);
+	*out = wl;
+	return 0;
+fail:
+	free_raw(&r);
+	wl_free(wl);
+	return -1;
+}
+
+/* Read all of @f into a new buffer (NUL bytes included). */
+static int read_all(FILE *f, char **text, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return -1;
+	for (;;) {
+		size_t got = fread(buf + n, 1, cap - n, f);
+
+		n += got;
+		if (n < cap)
+			break;
+		char *grown = realloc(buf, cap * 2);
+		if (!grown) {
+			free(buf);
+			return -1;
+		}
+		buf = grown;
+		cap *= 2;
+	}
+	if (ferror(f)) {
+		free(buf);
+		return -1;
+	}
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+int wl_parse_file(const char *path, struct workload **out, struct wl_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *text;
+	size_t len;
+	int rc;
+
+	*out = NULL;
+	memset(err, 0, sizeof(*err));
+	if (!f) {
+		snprintf(err->text, sizeof(err->text), "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = read_all(f, &text, &len);
+	if (rc != 0)
+		snprintf(err->text, sizeof(err->text), "%s: cannot read: %s", path, strerror(errno));
+	fclose(f);
+	if (rc != 0)
+		return -1;
+	rc = wl_parse_buffer(text, len, path, out, err);
+	free(text);
+	return rc;
+}
+
+void wl_free(struct workload *wl)
+{
+	if (!wl)
+		return;
+	for (size_t i = 0; i < wl->nregions; i++)
+		free(wl->regions[i].groups);
+	for (size_t i = 0; i < wl->nwriters; i++)
+		wl_pagesel_free(&wl->writers[i].pages);
+	for (size_t i = 0; i < wl->nevents; i++)
+		wl_pagesel_free(&wl->events[i].pages);
+	free(wl->regions);
+	free(wl->writers);
+	free(wl->events);
+	free(wl->procs);
+	free(wl->description);
+	free(wl->path);
+	free(wl);
+}
+
+bool wl_region_initial_value(const struct wl_region *region, uint64_t page, uint64_t *value)
+{
+	switch (region->fill) {
+	case WL_FILL_SAME:
+		*value = region->value;
+		return true;
+	case WL_FILL_UNIQUE:
+		*value = content_fresh_value(region->unique_base + page);
+		return true;
+	case WL_FILL_ZERO:
+		*value = 0;
+		return true;
+	case WL_FILL_GROUPS:
+		for (size_t i = 0; i < region->ngroups; i++) {
+			if (page < region->groups[i].copies) {
+				*value = region->groups[i].value;
+				return true;
+			}
+			page -= region->groups[i].copies;
+		}
+		return false;
+	case WL_FILL_NONE:
+		return false;
+	}
+	return false;
+}
+
+struct wl_rng wl_writer_rng(const struct workload *wl, size_t index)
+{
+	return wl_rng_stream(wl->seed, 2 * (uint64_t)index);
+}
+
+struct wl_rng wl_event_rng(const struct workload *wl, size_t index)
+{
+	return wl_rng_stream(wl->seed, 2 * (uint64_t)index + 1);
+}

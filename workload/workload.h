@@ -1,0 +1,357 @@
+/*
+ * workload.h - the workload language: the contract between ksmkit's engines.
+ *
+ * A workload is an INI job file (docs/workload.md is the full reference):
+ * a [global] section of KSM knobs and run settings, [region NAME] sections
+ * describing anonymous mappings and their initial contents, [writer NAME]
+ * sections of repeated writes and [event NAME] sections of one-shot actions.
+ * Time is counted in full scans: "after-scan:N" means after the N-th full scan
+ * since the workload started has completed and before the next one begins.
+ * Everything scheduled at one point runs in file order.
+ *
+ * This module parses such a file strictly (any unknown key, bad value or
+ * impossible combination is an error naming file:line, and no workload is
+ * returned), checks the whole timeline (processes alive, pages mapped, scans
+ * able to advance), and prints the normalized form, which parses back to an
+ * equal workload. It does not run anything: the simulator (sim/) and the
+ * backend (backend/) execute a struct workload, each in its own way, using the
+ * helpers below for anything both must do identically (initial page values,
+ * page selections, random picks, fresh values).
+ */
+#ifndef KSMKIT_WORKLOAD_H
+#define KSMKIT_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "content.h"
+#include "rng.h"
+
+#define WL_PAGE_SIZE CONTENT_PAGE_SIZE
+/* Longest section name (region, writer, event, process), NUL excluded. */
+#define WL_NAME_MAX 63
+/* A value in a file never reaches this (the top half is for fresh values). */
+#define WL_VALUE_LIMIT CONTENT_FRESH_BASE
+/* Bounds on a workload, so sizes and counts never overflow downstream. */
+#define WL_MAX_REGION_PAGES (UINT64_C(1) << 32) /* 16 TiB */
+#define WL_MAX_SCANS (UINT64_C(1) << 32)
+
+/* Which kernel's KSM semantics the simulator follows. */
+enum wl_kernel {
+	WL_KERNEL_6_18, /* checksum before stable search; the default */
+	WL_KERNEL_6_10, /* stable search before the checksum */
+};
+
+/* How the simulator decides a page is volatile. */
+enum wl_detector {
+	WL_DETECTOR_CHECKSUM, /* the kernel's rule; the default */
+	WL_DETECTOR_DIRTY,    /* the 2011 PTE dirty-bit proposal */
+	WL_DETECTOR_HYBRID,   /* dirty bit where tracked, checksum elsewhere */
+};
+
+/* The writable KSM knobs under /sys/kernel/mm/ksm, except run. */
+enum wl_knob {
+	WL_KNOB_PAGES_TO_SCAN,
+	WL_KNOB_SLEEP_MILLISECS,
+	WL_KNOB_MAX_PAGE_SHARING,
+	WL_KNOB_MERGE_ACROSS_NODES,
+	WL_KNOB_USE_ZERO_PAGES,
+	WL_KNOB_SMART_SCAN,
+	WL_KNOB_STABLE_NODE_CHAINS_PRUNE_MILLISECS,
+	WL_KNOB_ADVISOR_MODE,
+	WL_KNOB_ADVISOR_MAX_CPU,
+	WL_KNOB_ADVISOR_MIN_PAGES_TO_SCAN,
+	WL_KNOB_ADVISOR_MAX_PAGES_TO_SCAN,
+	WL_KNOB_ADVISOR_TARGET_SCAN_TIME,
+	WL_KNOB_COUNT
+};
+
+/* advisor_mode values (the knob's value in knobs[]). */
+enum wl_advisor_mode { WL_ADVISOR_NONE = 0, WL_ADVISOR_SCAN_TIME = 1 };
+
+enum wl_knob_kind {
+	WL_KNOB_UINT, /* a decimal number in [min, max] */
+	WL_KNOB_BOOL, /* kstrtobool: 0/1, y/n, yes/no, on/off */
+	WL_KNOB_ADVISOR, /* none | scan-time */
+};
+
+/* What the kernel accepts for one knob, and its default. */
+struct wl_knob_info {
+	const char *name; /* sysfs file name */
+	enum wl_knob_kind kind;
+	uint64_t def; /* the kernel's boot default */
+	uint64_t min, max; /* accepted range; outside it the kernel says EINVAL */
+	const char *doc; /* one line: what it controls */
+};
+
+const struct wl_knob_info *wl_knob_info(enum wl_knob knob);
+/* The knob called @name, or -1. */
+int wl_knob_lookup(const char *name);
+/*
+ * Parse @text as the kernel would for @knob. Returns 0 and sets *value, or
+ * the errno the kernel would answer (EINVAL or ERANGE) with a reason in @why.
+ */
+int wl_knob_parse(enum wl_knob knob, const char *text, uint64_t *value, char *why, size_t whylen);
+/* Format @value as the text written to sysfs ("scan-time", "1", "256"). */
+const char *wl_knob_format(enum wl_knob knob, uint64_t value, char *buf, size_t len);
+
+enum wl_stop {
+	WL_STOP_SCANS, /* after stop_scans full scans */
+	WL_STOP_TIME,  /* after stop_time_ns of (simulated or real) time */
+};
+
+/* A process: an address space. Initial ones come from regions, others from fork. */
+struct wl_process {
+	char name[WL_NAME_MAX + 1];
+	int parent;         /* index of the forking process, or -1 */
+	size_t fork_event;  /* FORK event creating it (valid when parent >= 0) */
+	unsigned line;      /* where it is first named */
+};
+
+enum wl_fill {
+	WL_FILL_SAME,   /* every page holds @value */
+	WL_FILL_UNIQUE, /* every page a distinct fresh value */
+	WL_FILL_ZERO,   /* zero-filled, faulted in (real anonymous pages) */
+	WL_FILL_GROUPS, /* runs of COPIESxVALUE in address order */
+	WL_FILL_NONE,   /* never touched: no page is present */
+};
+
+enum wl_thp { WL_THP_NEVER, WL_THP_ALWAYS };
+
+/* How a region becomes mergeable at setup. */
+enum wl_merge {
+	WL_MERGE_MADVISE, /* madvise(MADV_MERGEABLE) on the region */
+	WL_MERGE_PRCTL,   /* prctl(PR_SET_MEMORY_MERGE) for its process */
+	WL_MERGE_NONE,    /* not at setup (an event may merge it later) */
+};
+
+struct wl_group {
+	uint64_t copies;
+	uint64_t value;
+};
+
+/*
+ * An anonymous private mapping. Regions of one process are laid out in file
+ * order at increasing addresses, each its own VMA, and set up in file order:
+ * map, fill, then mark mergeable. A process's KSM registration order is thus
+ * the order of its first region with merge != none.
+ */
+struct wl_region {
+	char name[WL_NAME_MAX + 1];
+	unsigned line;          /* of the [region NAME] header */
+	size_t process;         /* owning process */
+	uint64_t pages;
+	enum wl_fill fill;
+	uint64_t value;         /* WL_FILL_SAME */
+	struct wl_group *groups; /* WL_FILL_GROUPS */
+	size_t ngroups;
+	uint64_t unique_base;   /* WL_FILL_UNIQUE: page i holds fresh value unique_base + i */
+	int node;               /* NUMA node, or -1 for the kernel's choice */
+	enum wl_thp thp;
+	enum wl_merge merge;
+};
+
+/* Which pages of a region an action touches. */
+enum wl_sel_kind {
+	WL_SEL_ALL,    /* every page */
+	WL_SEL_LIST,   /* sorted, disjoint ranges */
+	WL_SEL_EVERY,  /* start, start + step, ... */
+	WL_SEL_RANDOM, /* count distinct pages, drawn anew at each application */
+};
+
+struct wl_range {
+	uint64_t first, last; /* inclusive */
+};
+
+struct wl_pagesel {
+	enum wl_sel_kind kind;
+	struct wl_range *ranges; /* WL_SEL_LIST */
+	size_t nranges;
+	uint64_t step, start;    /* WL_SEL_EVERY */
+	uint64_t count;          /* WL_SEL_RANDOM */
+};
+
+/* Where in the page a write lands: fixed (lo == hi) or uniform in [lo, hi]. */
+struct wl_offset {
+	uint32_t lo, hi;
+};
+
+/* What a write stores: a fixed value or a never-seen one each time. */
+struct wl_value {
+	bool fresh;
+	uint64_t value;
+};
+
+enum wl_when {
+	WL_WHEN_EVERY_SCAN, /* after each full scan in [from_scan, until_scan] */
+	WL_WHEN_AFTER_SCAN, /* once, after scan from_scan (== until_scan) */
+	WL_WHEN_CONTINUOUS, /* at @rate page writes per second, from after
+			       scan from_scan until after scan until_scan */
+};
+
+#define WL_FOREVER UINT64_MAX
+
+struct wl_writer {
+	char name[WL_NAME_MAX + 1];
+	unsigned line;
+	size_t seq;            /* position among writers and events (file order) */
+	size_t region;
+	size_t process;        /* the process whose copy of the region is written */
+	struct wl_pagesel pages;
+	struct wl_offset offset;
+	struct wl_value value;
+	enum wl_when when;
+	uint64_t from_scan, until_scan; /* until_scan may be WL_FOREVER */
+	uint64_t rate;         /* WL_WHEN_CONTINUOUS: page writes per second */
+};
+
+enum wl_action {
+	WL_ACT_WRITE,   /* write a value into pages */
+	WL_ACT_MERGE,   /* MADV_MERGEABLE, or PR_SET_MEMORY_MERGE 1 for a prctl region */
+	WL_ACT_UNMERGE, /* MADV_UNMERGEABLE, or PR_SET_MEMORY_MERGE 0 for a prctl region */
+	WL_ACT_UNMAP,   /* munmap pages */
+	WL_ACT_FORK,    /* fork the process; the child is a new process */
+	WL_ACT_EXIT,    /* the process exits */
+	WL_ACT_SET,     /* write a KSM knob */
+	WL_ACT_RUN,     /* write /sys/kernel/mm/ksm/run */
+};
+
+/* What a SET or RUN store is expected to answer. */
+enum wl_expect {
+	WL_EXPECT_OK,
+	WL_EXPECT_EINVAL,
+	WL_EXPECT_EBUSY,
+	WL_EXPECT_ERANGE,
+	WL_EXPECT_ANY,
+};
+
+struct wl_event {
+	char name[WL_NAME_MAX + 1];
+	unsigned line;
+	size_t seq;
+	uint64_t at_scan;
+	enum wl_action action;
+	long region;           /* -1 where the action takes none */
+	size_t process;        /* the acting process (not for SET/RUN) */
+	struct wl_pagesel pages; /* WRITE, MERGE, UNMERGE, UNMAP */
+	struct wl_offset offset; /* WRITE */
+	struct wl_value value;   /* WRITE */
+	size_t child;          /* FORK: the new process */
+	enum wl_knob knob;     /* SET */
+	char knob_text[32];    /* SET: the text stored, exactly as written */
+	uint64_t knob_value;   /* SET: parsed, when the kernel accepts it */
+	uint64_t run;          /* RUN: 0, 1 or 2 (others only with expect = EINVAL) */
+	enum wl_expect expect; /* SET, RUN */
+};
+
+struct workload {
+	char *path;            /* name used in messages */
+	char *description;     /* free text, or NULL */
+	enum wl_kernel kernel;
+	enum wl_detector detector;
+	uint64_t knobs[WL_KNOB_COUNT]; /* every knob, defaults filled in */
+	bool knob_given[WL_KNOB_COUNT];
+	enum wl_stop stop;
+	uint64_t stop_scans;
+	uint64_t stop_time_ns;
+	uint64_t timeout_ns;   /* wall-clock limit of a kernel run */
+	uint64_t seed;
+	struct wl_process *procs; /* initial processes first, then forked ones */
+	size_t nprocs;
+	size_t nprocs_initial;
+	struct wl_region *regions;
+	size_t nregions;
+	struct wl_writer *writers;
+	size_t nwriters;
+	struct wl_event *events;
+	size_t nevents;
+	uint64_t fresh_start;  /* first fresh counter not taken by fill = unique */
+	bool deterministic;    /* no continuous writer and no time stop */
+};
+
+/* A parse error: "FILE:LINE: message", and the line alone. */
+struct wl_error {
+	unsigned line;
+	char text[512];
+};
+
+/*
+ * Parse the workload file at @path. On success returns 0 and a workload the
+ * caller frees with wl_free(). On failure returns -1, sets *out to NULL and
+ * fills @err ("path:line: what is wrong", line 0 when the file cannot be read).
+ */
+int wl_parse_file(const char *path, struct workload **out, struct wl_error *err);
+
+/* Same, from @len bytes of @text (need not be NUL-terminated), named @name. */
+int wl_parse_buffer(const char *text, size_t len, const char *name,
+		    struct workload **out, struct wl_error *err);
+
+void wl_free(struct workload *wl);
+
+/* Print the normalized workload: every key explicit, canonical forms. */
+int wl_print(const struct workload *wl, FILE *out);
+
+/* Whether two workloads mean the same run (names, lines and path ignored
+ * where they do not change meaning: section names do count). */
+bool wl_equal(const struct workload *a, const struct workload *b);
+
+const char *wl_kernel_name(enum wl_kernel kernel);
+const char *wl_detector_name(enum wl_detector detector);
+const char *wl_action_name(enum wl_action action);
+
+/*
+ * Initial content of page @page of @region: returns true and sets *value
+ * when the page is present after setup, false for fill = none.
+ */
+bool wl_region_initial_value(const struct wl_region *region, uint64_t page, uint64_t *value);
+
+/* Number of pages @sel picks in a region of @npages pages. */
+uint64_t wl_pagesel_count(const struct wl_pagesel *sel, uint64_t npages);
+
+/*
+ * Iterate over the pages @sel picks, in increasing order. A random selection
+ * draws from @rng (advancing it); others ignore it.
+ */
+struct wl_page_iter {
+	const struct wl_pagesel *sel;
+	uint64_t npages;
+	struct wl_rng *rng;
+	uint64_t next;     /* next candidate page */
+	size_t range;      /* WL_SEL_LIST: current range */
+	uint64_t wanted;   /* WL_SEL_RANDOM: pages still to pick */
+};
+
+void wl_page_iter_init(struct wl_page_iter *it, const struct wl_pagesel *sel,
+		       uint64_t npages, struct wl_rng *rng);
+bool wl_page_iter_next(struct wl_page_iter *it, uint64_t *page);
+
+/* The offset of one write: fixed, or drawn from @rng. */
+uint32_t wl_offset_pick(const struct wl_offset *offset, struct wl_rng *rng);
+
+/* Random stream of writer @index / event @index (disjoint streams). */
+struct wl_rng wl_writer_rng(const struct workload *wl, size_t index);
+struct wl_rng wl_event_rng(const struct workload *wl, size_t index);
+
+/*
+ * Steps scheduled after scan @scan (0 = after setup, before the first scan),
+ * in file order: writers with when = every-scan or after-scan, and events.
+ * Continuous writers are not steps. Fills @steps (up to @max) and returns the
+ * total number, which may exceed @max.
+ */
+struct wl_step {
+	bool is_event;
+	size_t index; /* into writers[] or events[] */
+};
+size_t wl_steps_after_scan(const struct workload *wl, uint64_t scan,
+			   struct wl_step *steps, size_t max);
+
+/* Size helpers shared with the CLI: parse "4k", "100m", "2g", "1MiB" (base 2). */
+int wl_parse_size(const char *text, uint64_t *bytes);
+/* Parse "10s", "250ms", "2m", "1h", "500us", "7ns" (bare numbers are seconds). */
+int wl_parse_time(const char *text, uint64_t *ns);
+/* Parse a decimal or 0x-hexadecimal unsigned number, the whole text. */
+int wl_parse_u64(const char *text, uint64_t *value);
+
+#endif
