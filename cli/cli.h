@@ -1,0 +1,45 @@
+/*
+ * cli.h - what the ksmkit subcommands share: exit codes, messages, and the
+ * table of subcommands. Each subcommand lives in its own cmd_*.c file and is
+ * a function taking argc/argv (argv[0] is the subcommand's name) and returning
+ * an exit code.
+ */
+#ifndef KSMKIT_CLI_H
+#define KSMKIT_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* One meaning per exit code. */
+enum cli_exit {
+	CLI_OK = 0,
+	CLI_FAILED = 1,          /* the run failed, or results differ */
+	CLI_USAGE = 2,           /* bad usage or bad input */
+	CLI_NOT_IMPLEMENTED = 4, /* the subcommand is not implemented yet */
+	CLI_SKIPPED = 77,        /* could not run here (reason printed) */
+};
+
+struct cli_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary; /* one line for `ksmkit --help` */
+	const char *usage;   /* full --help text */
+};
+
+extern const struct cli_command cli_commands[];
+
+/* "ksmkit: message" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* True when argv holds -h or --help (before any "--"). */
+bool cli_wants_help(int argc, char **argv);
+
+/* Print @cmd's usage to @out. */
+void cli_print_usage(const struct cli_command *cmd, FILE *out);
+
+/* A subcommand whose issue has not landed: says so, exits 4. */
+int cli_not_implemented(int argc, char **argv);
+
+int cmd_lint(int argc, char **argv);
+
+#endif
