@@ -606,6 +606,21 @@ START_TEST(nul_byte_in_file_is_an_error)
 }
 END_TEST
 
+START_TEST(unterminated_buffer_with_a_bad_last_line)
+{
+	/* found by the fuzzer: the syntax-error path read past the buffer */
+	static const char text[] = "[global]\nscans = 3\n[region a]\npages = 1\nbad line";
+	char *exact = malloc(sizeof(text) - 1); /* no NUL: ASan sees any over-read */
+	struct workload *wl;
+	struct wl_error err;
+
+	memcpy(exact, text, sizeof(text) - 1);
+	ck_assert_int_eq(wl_parse_buffer(exact, sizeof(text) - 1, "t.wl", &wl, &err), -1);
+	ck_assert_str_eq(err.text, "t.wl:5: expected 'key = value' or '[section]'");
+	free(exact);
+}
+END_TEST
+
 START_TEST(missing_file_is_reported)
 {
 	struct workload *wl;
@@ -852,6 +867,19 @@ static const struct bad_case bad_cases[] = {
 	  "[event m]\nat = after-scan:1\naction = unmerge\nregion = a\npages = 1\n",
 	  "t.wl:11: [event m]: region a uses prctl, which unmerges the whole process: pages must "
 	  "be all" },
+	{ "[global]\ndescription=#x\nscans = 3\n",
+	  "t.wl:2: [global] description = #x: must not start with '#' or ';' (they start a comment)" },
+	{ "[global]\nscans = 5\n[region a]\npages = 100\nfill = zero\n"
+	  "[event x]\nat = after-scan:1\naction = unmap\nregion = a\npages = every:3+1\n"
+	  "[event w]\nat = after-scan:2\naction = write\nregion = a\npages = every:2\n",
+	  "t.wl:11: [event w]: page 4 of region a in process main is unmapped by then" },
+	{ "[global]\nscans = 5\n[region a]\npages = 4294967296\nfill = zero\n"
+	  "[event x]\nat = after-scan:1\naction = unmap\nregion = a\npages = 4294967000-4294967295\n"
+	  "[event w]\nat = after-scan:2\naction = write\nregion = a\npages = every:1000+7\n",
+	  "t.wl:11: [event w]: page 4294967007 of region a in process main is unmapped by then" },
+	{ BASE "[event x]\nat = after-scan:1\naction = unmap\nregion = a\npages = random:2\n",
+	  "t.wl:7: [event x] unmap with pages = random:N: later steps could not be checked "
+	  "against the pages it unmaps" },
 	{ BASE "[region b] oops\nvalue = 7\n", "t.wl:7: unexpected text after ']' in section header" },
 	{ "[global]\ndescription=" X184 "\nscans = 3\n",
 	  "t.wl:2: [global] description = " X184 ": too long once normalized (198 characters; a "
@@ -926,6 +954,7 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, shipped_workloads_round_trip);
 	tcase_add_test(tc, missing_file_is_reported);
 	tcase_add_test(tc, nul_byte_in_file_is_an_error);
+	tcase_add_test(tc, unterminated_buffer_with_a_bad_last_line);
 	tcase_add_test(tc, child_may_be_named_before_its_fork_section);
 	suite_add_tcase(s, tc);
 

@@ -301,9 +301,12 @@ static void fail_syntax(struct reader *r, unsigned line)
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		p = nl ? nl + 1 : end;
 	}
-	n = strcspn(p, "\n");
-	if (n > (size_t)(end - p))
-		n = (size_t)(end - p);
+	{
+		/* the buffer need not be NUL-terminated: bound every scan by @end */
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		n = (size_t)((nl ? nl : end) - p);
+	}
 	if (n > WL_MAX_LINE)
 		n = WL_MAX_LINE;
 	memcpy(text, p, n);
@@ -476,6 +479,11 @@ static int global_key(const struct keyctx *k, struct workload *wl, bool *have_sc
 		return 0;
 	}
 	if (strcmp(key, "description") == 0) {
+		/* "key =#x" keeps the '#', but the normalized "key = #x" would not */
+		if (k->kv->value[0] == '#' || k->kv->value[0] == ';') {
+			key_fail(k, "must not start with '#' or ';' (they start a comment)");
+			return -1;
+		}
 		if (check_normalized_length(k, k->kv->value) != 0)
 			return -1;
 		wl->description = strdup(k->kv->value);
