@@ -154,6 +154,8 @@ START_TEST(knobs_follow_the_kernel)
 	ck_assert_int_eq(wl_knob_parse(WL_KNOB_ADVISOR_TARGET_SCAN_TIME, "0", &v, why,
 				       sizeof(why)), EINVAL);
 	ck_assert_int_eq(wl_knob_parse(WL_KNOB_MERGE_ACROSS_NODES, "2", &v, why, sizeof(why)), EINVAL);
+	ck_assert_int_eq(wl_knob_parse(WL_KNOB_MERGE_ACROSS_NODES, "99999999999999999999", &v, why,
+				       sizeof(why)), ERANGE);
 	ck_assert_int_eq(wl_knob_parse(WL_KNOB_PAGES_TO_SCAN, "0", &v, why, sizeof(why)), 0);
 }
 END_TEST

@@ -252,8 +252,13 @@ int wl_knob_parse(enum wl_knob knob, const char *text, uint64_t *value, char *wh
 		return EINVAL;
 	}
 	if (rc == -2 || v > info->max) {
-		/* max_page_sharing passes kstrtoint's own ERANGE through */
-		rc = knob == WL_KNOB_MAX_PAGE_SHARING ? ERANGE : EINVAL;
+		/*
+		 * Two stores pass the parser's own ERANGE through: kstrtoint for
+		 * max_page_sharing (above INT_MAX), kstrtoul for merge_across_nodes
+		 * (above ULONG_MAX); the others turn every error into EINVAL.
+		 */
+		rc = knob == WL_KNOB_MAX_PAGE_SHARING ||
+		     (knob == WL_KNOB_MERGE_ACROSS_NODES && rc == -2) ? ERANGE : EINVAL;
 		why_set(why, whylen, "at most %llu (the kernel says %s)",
 			(unsigned long long)info->max, rc == ERANGE ? "ERANGE" : "EINVAL");
 		return rc;
