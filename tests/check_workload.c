@@ -169,6 +169,7 @@ START_TEST(global_keys)
 		"description = every global key\n"
 		"kernel = 6.10\n"
 		"detector = hybrid\n"
+		"thp_dirty = split\n"
 		"scans = 9\n"
 		"timeout = 90s\n"
 		"seed = 0x2a\n"
@@ -189,6 +190,7 @@ START_TEST(global_keys)
 	ck_assert_str_eq(wl->description, "every global key");
 	ck_assert_int_eq(wl->kernel, WL_KERNEL_6_10);
 	ck_assert_int_eq(wl->detector, WL_DETECTOR_HYBRID);
+	ck_assert_int_eq(wl->thp_dirty, WL_THP_DIRTY_SPLIT);
 	ck_assert_int_eq(wl->stop, WL_STOP_SCANS);
 	ck_assert_uint_eq(wl->stop_scans, 9);
 	ck_assert_uint_eq(wl->timeout_ns, UINT64_C(90000000000));
@@ -216,6 +218,8 @@ START_TEST(global_defaults_are_the_kernels)
 
 	ck_assert_int_eq(wl->kernel, WL_KERNEL_6_18);
 	ck_assert_int_eq(wl->detector, WL_DETECTOR_CHECKSUM);
+	ck_assert_int_eq(wl->thp_dirty, WL_THP_DIRTY_ALL);
+	ck_assert(wl->regions[0].dirty_tracking);
 	ck_assert_uint_eq(wl->knobs[WL_KNOB_PAGES_TO_SCAN], 100);
 	ck_assert_uint_eq(wl->knobs[WL_KNOB_SLEEP_MILLISECS], 20);
 	ck_assert_uint_eq(wl->knobs[WL_KNOB_MAX_PAGE_SHARING], 256);
@@ -256,6 +260,7 @@ START_TEST(region_keys)
 		"[region c]\nprocess = vm1\nfill = groups\ngroups = 3x1,1x2,2x0\nnode = any\n"
 		"[region d]\nprocess = vm2\npages = 3\nfill = unique\nmerge = prctl\n"
 		"[region e]\nprocess = vm1\npages = 2\nfill = zero\nthp = never\n"
+		"dirty_tracking = no\n"
 		"[region f]\nprocess = vm1\npages = 2\nfill = none\nmerge = none\n");
 	uint64_t v;
 
@@ -285,6 +290,8 @@ START_TEST(region_keys)
 	ck_assert(wl_region_initial_value(&wl->regions[4], 1, &v));
 	ck_assert_uint_eq(v, 0);
 	ck_assert(!wl_region_initial_value(&wl->regions[5], 0, &v));
+	ck_assert(!wl->regions[4].dirty_tracking);
+	ck_assert(wl->regions[3].dirty_tracking);
 	assert_round_trip(wl);
 	wl_free(wl);
 }
@@ -738,6 +745,10 @@ static const struct bad_case bad_cases[] = {
 	  "t.wl:6: [region a] node = 1024: must be 0 to 1023" },
 	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nthp = madvise\n",
 	  "t.wl:6: [region a] thp = madvise: expected never or always" },
+	{ "[global]\nscans = 3\nthp_dirty = some\n",
+	  "t.wl:3: [global] thp_dirty = some: expected all, split or checksum" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\ndirty_tracking = ept\n",
+	  "t.wl:6: [region a] dirty_tracking = ept: expected yes or no" },
 	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nmerge = ksm\n",
 	  "t.wl:6: [region a] merge = ksm: expected madvise, prctl or none" },
 	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nmerge = prctl\n"

@@ -49,13 +49,3 @@ uint32_t content_value_checksum(uint64_t value)
 	content_fill(page, value);
 	return content_checksum(page);
 }
-
-int content_value_cmp(uint64_t a, uint64_t b)
-{
-	uint8_t wa[CONTENT_WORD_SIZE], wb[CONTENT_WORD_SIZE];
-
-	/* Both pages repeat their word, so the first word decides. */
-	content_value_bytes(a, wa);
-	content_value_bytes(b, wb);
-	return memcmp(wa, wb, CONTENT_WORD_SIZE);
-}

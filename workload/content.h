@@ -60,6 +60,16 @@ static inline uint64_t content_fresh_value(uint64_t n)
  * memcmp(fill(a), fill(b), 4096) would answer, computed from the values alone
  * (the first differing byte decides, in little-endian byte order).
  */
-int content_value_cmp(uint64_t a, uint64_t b);
+static inline int content_value_cmp(uint64_t a, uint64_t b)
+{
+	/*
+	 * Both pages repeat their word, so the first word decides, byte by byte
+	 * in memory (little-endian) order: that is the numeric order of the
+	 * byte-swapped words.
+	 */
+	uint64_t x = __builtin_bswap64(a), y = __builtin_bswap64(b);
+
+	return (x > y) - (x < y);
+}
 
 #endif

@@ -55,6 +55,5 @@ const char *wl_fill_name(enum wl_fill fill);
 const char *wl_thp_name(enum wl_thp thp);
 const char *wl_merge_name(enum wl_merge merge);
 const char *wl_when_name(enum wl_when when);
-const char *wl_expect_name(enum wl_expect expect);
 
 #endif

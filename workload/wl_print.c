@@ -20,6 +20,7 @@ static void print_global(const struct workload *wl, FILE *out)
 		fprintf(out, "description = %s\n", wl->description);
 	fprintf(out, "kernel = %s\n", wl_kernel_name(wl->kernel));
 	fprintf(out, "detector = %s\n", wl_detector_name(wl->detector));
+	fprintf(out, "thp_dirty = %s\n", wl_thp_dirty_name(wl->thp_dirty));
 	if (wl->stop == WL_STOP_SCANS)
 		fprintf(out, "scans = %llu\n", (unsigned long long)wl->stop_scans);
 	else
@@ -55,6 +56,7 @@ static void print_region(const struct workload *wl, const struct wl_region *reg,
 		fprintf(out, "node = %d\n", reg->node);
 	fprintf(out, "thp = %s\n", wl_thp_name(reg->thp));
 	fprintf(out, "merge = %s\n", wl_merge_name(reg->merge));
+	fprintf(out, "dirty_tracking = %s\n", reg->dirty_tracking ? "yes" : "no");
 }
 
 /* region, process and pages: the target of a writer or event. */
@@ -152,7 +154,8 @@ static bool str_equal(const char *a, const char *b)
 static bool global_equal(const struct workload *a, const struct workload *b)
 {
 	if (!str_equal(a->description, b->description) || a->kernel != b->kernel ||
-	    a->detector != b->detector || a->stop != b->stop || a->timeout_ns != b->timeout_ns ||
+	    a->detector != b->detector || a->thp_dirty != b->thp_dirty || a->stop != b->stop ||
+	    a->timeout_ns != b->timeout_ns ||
 	    a->seed != b->seed || a->fresh_start != b->fresh_start ||
 	    a->deterministic != b->deterministic)
 		return false;
@@ -180,7 +183,7 @@ static bool region_equal(const struct wl_region *a, const struct wl_region *b)
 {
 	if (strcmp(a->name, b->name) != 0 || a->process != b->process || a->pages != b->pages ||
 	    a->fill != b->fill || a->node != b->node || a->thp != b->thp || a->merge != b->merge ||
-	    a->unique_base != b->unique_base)
+	    a->dirty_tracking != b->dirty_tracking || a->unique_base != b->unique_base)
 		return false;
 	if (a->fill == WL_FILL_SAME && a->value != b->value)
 		return false;

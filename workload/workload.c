@@ -446,6 +446,12 @@ static int key_time(const struct keyctx *k, uint64_t *ns)
 
 static const char *const kernel_names[] = { "6.18", "6.10", NULL };
 static const char *const detector_names[] = { "checksum", "dirty", "hybrid", NULL };
+static const char *const thp_dirty_names[] = { "all", "split", "checksum", NULL };
+
+const char *wl_thp_dirty_name(enum wl_thp_dirty policy)
+{
+	return thp_dirty_names[policy];
+}
 
 const char *wl_kernel_name(enum wl_kernel kernel)
 {
@@ -499,6 +505,12 @@ static int global_key(const struct keyctx *k, struct workload *wl, bool *have_sc
 		if ((v = key_word(k, detector_names, "checksum, dirty or hybrid")) < 0)
 			return -1;
 		wl->detector = (enum wl_detector)v;
+		return 0;
+	}
+	if (strcmp(key, "thp_dirty") == 0) {
+		if ((v = key_word(k, thp_dirty_names, "all, split or checksum")) < 0)
+			return -1;
+		wl->thp_dirty = (enum wl_thp_dirty)v;
 		return 0;
 	}
 	if (strcmp(key, "scans") == 0) {
@@ -618,8 +630,10 @@ const char *wl_thp_name(enum wl_thp thp) { return thp_names[thp]; }
 const char *wl_merge_name(enum wl_merge merge) { return merge_names[merge]; }
 
 static const char *const region_keys[] = {
-	"process", "size", "pages", "fill", "value", "groups", "node", "thp", "merge", NULL
+	"process", "size", "pages", "fill", "value", "groups", "node", "thp", "merge",
+	"dirty_tracking", NULL
 };
+static const char *const yes_no[] = { "no", "yes", NULL };
 
 static int region_size(const struct keyctx *k, uint64_t *pages)
 {
@@ -741,6 +755,10 @@ static int region_key(const struct keyctx *k, struct wl_region *reg, const char 
 		if ((v = key_word(k, merge_names, "madvise, prctl or none")) < 0)
 			return -1;
 		reg->merge = (enum wl_merge)v;
+	} else if (strcmp(key, "dirty_tracking") == 0) {
+		if ((v = key_word(k, yes_no, "yes or no")) < 0)
+			return -1;
+		reg->dirty_tracking = v;
 	}
 	return 0;
 }
@@ -786,6 +804,7 @@ static int parse_region(struct wl_ctx *ctx, const struct raw_section *sec, struc
 	snprintf(reg->name, sizeof(reg->name), "%s", sec->name);
 	reg->line = sec->line;
 	reg->node = -1;
+	reg->dirty_tracking = true;
 	if (check_known_keys(ctx, sec, region_keys) != 0)
 		return -1;
 	for (size_t i = 0; i < sec->nkv; i++) {

@@ -51,6 +51,9 @@ enum wl_detector {
 	WL_DETECTOR_HYBRID,   /* dirty bit where tracked, checksum elsewhere */
 };
 
+/* Simulator policy: dirty-bit detectors on PMD-mapped THPs (sim.h). */
+enum wl_thp_dirty { WL_THP_DIRTY_ALL, WL_THP_DIRTY_SPLIT, WL_THP_DIRTY_CHECKSUM };
+
 /* The writable KSM knobs under /sys/kernel/mm/ksm, except run. */
 enum wl_knob {
 	WL_KNOB_PAGES_TO_SCAN,
@@ -151,6 +154,7 @@ struct wl_region {
 	int node;               /* NUMA node, or -1 for the kernel's choice */
 	enum wl_thp thp;
 	enum wl_merge merge;
+	bool dirty_tracking;    /* simulator: writes set the PTE dirty bit (default) */
 };
 
 /* Which pages of a region an action touches. */
@@ -251,6 +255,7 @@ struct workload {
 	char *description;     /* free text, or NULL */
 	enum wl_kernel kernel;
 	enum wl_detector detector;
+	enum wl_thp_dirty thp_dirty;
 	uint64_t knobs[WL_KNOB_COUNT]; /* every knob, defaults filled in */
 	bool knob_given[WL_KNOB_COUNT];
 	enum wl_stop stop;
@@ -299,7 +304,9 @@ bool wl_equal(const struct workload *a, const struct workload *b);
 
 const char *wl_kernel_name(enum wl_kernel kernel);
 const char *wl_detector_name(enum wl_detector detector);
+const char *wl_thp_dirty_name(enum wl_thp_dirty policy);
 const char *wl_action_name(enum wl_action action);
+const char *wl_expect_name(enum wl_expect expect);
 
 /*
  * Initial content of page @page of @region: returns true and sets *value
