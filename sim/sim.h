@@ -1,0 +1,255 @@
+/*
+ * sim.h - libksmsim: the kernel's KSM as a userspace simulator.
+ *
+ * A struct sim is one simulated machine: processes with anonymous mappings,
+ * page tables and page frames, and KSM's whole state (the mm_slot list and
+ * scan cursor, rmap_items, stable and unstable trees, chains, counters, the
+ * knobs). It is a value: it can be cloned, hashed and compared, and nothing
+ * outside it changes when it runs, so a run is a pure function of its inputs
+ * (this is what makes deterministic tests and model checking possible).
+ *
+ * The API is fine-grained steps: ksmd processes one page, user writes one
+ * page, madvise, prctl, munmap, fork, exit, sysfs stores. Whole batches and
+ * whole workloads (sim_driver.h) are loops over these steps. Semantics follow
+ * ../shared/KSM-SEMANTICS.md for kernel 6.18 (checksum before the stable
+ * search) or 6.10 (stable search first); see sim_internal.h for the model.
+ *
+ * Errors: functions return 0 or a positive errno (EINVAL, EBUSY, ENOMEM,
+ * EFAULT for an address that is not mapped), never print, never abort on bad
+ * input; preconditions on ids are asserted.
+ */
+#ifndef KSMKIT_SIM_H
+#define KSMKIT_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace.h"
+#include "workload.h"
+
+struct sim;
+
+/*
+ * What each unit of ksmd work costs in simulated time, in ns. The defaults
+ * are rough figures for a 2020s x86 core; `ksmkit calibrate` measures them on
+ * the machine at hand and writes a file that sim_costs_load() reads.
+ */
+struct sim_costs {
+	uint64_t hz;           /* kernel tick rate: sleeps round up to jiffies */
+	double visit_ns;       /* find the next page: VMA, PTE walk, rmap_item */
+	double checksum_ns;    /* xxh64 over one 4 KiB page */
+	double memcmp_byte_ns; /* memcmp, per byte compared (until a difference) */
+	double tree_level_ns;  /* one node of a tree walk, beside its memcmp */
+	double dirty_test_ns;  /* test one PTE's dirty bit */
+	double tlb_flush_ns;   /* clear a 4 KiB PTE's dirty bit and flush it */
+	double thp_flush_ns;   /* clear a PMD's dirty bit and flush 2 MiB */
+	double merge_ns;       /* write-protect one page and replace its PTE */
+	double thp_split_ns;   /* split one THP */
+	double skip_ns;        /* a smart-scan skip */
+	double batch_ns;       /* one batch's fixed cost (wakeup, locks, LRU drain) */
+};
+
+/*
+ * Read a cost file (INI, [costs] section, keys named as the fields above) over
+ * @costs: keys left out keep their values. 0, or -1 with "FILE:LINE: why".
+ */
+int sim_costs_load(const char *path, struct sim_costs *costs, char *err, size_t errlen);
+/* Write @costs in that format, with an optional comment line. 0, or -1. */
+int sim_costs_write(const struct sim_costs *costs, const char *comment, FILE *out);
+
+/* The work ksmd did, by kind (what the cost model charges for). */
+struct sim_work {
+	uint64_t visits;        /* pages handed to cmp_and_merge_page */
+	uint64_t checksums;     /* pages hashed (4 KiB each) */
+	uint64_t memcmp_bytes;  /* bytes compared until the first difference */
+	uint64_t tree_levels;   /* tree nodes visited */
+	uint64_t dirty_tests;   /* PTE dirty bits tested */
+	uint64_t tlb_flushes;   /* dirty bits cleared (4 KiB or 2 MiB flushes) */
+	uint64_t merges;        /* pages write-protected and replaced */
+	uint64_t thp_splits;
+	uint64_t skips;
+	uint64_t batches;
+	/* the detector's verdicts against the truth (the bytes): only counted
+	 * for detectors other than the checksum */
+	uint64_t false_stable;  /* called stable although the bytes changed */
+	uint64_t false_volatile; /* called volatile although the bytes did not */
+};
+
+/* Dirty-bit detectors and PMD-mapped THPs: see sim/volatility_dirty.c. */
+enum sim_thp_dirty {
+	SIM_THP_DIRTY_ALL,      /* a dirty PMD makes all 512 subpages volatile */
+	SIM_THP_DIRTY_SPLIT,    /* split the THP first, then track PTEs */
+	SIM_THP_DIRTY_CHECKSUM, /* checksum PMD-mapped subpages */
+};
+
+struct sim_config {
+	enum wl_kernel kernel;
+	enum wl_detector detector;
+	enum sim_thp_dirty thp_dirty;
+	unsigned nr_nodes;      /* NUMA nodes, >= 1 */
+	struct sim_costs costs;
+	unsigned mutant;        /* a seeded bug, enum sim_mutant (sim_mutant.h); 0 = none */
+};
+
+/* The default config: kernel 6.18, checksum detector, one node, default costs. */
+void sim_config_default(struct sim_config *cfg);
+
+/*
+ * A new machine with no processes, KSM knobs at the kernel's defaults and
+ * run = 0. NULL with a reason in @err when @cfg is invalid or memory is short.
+ */
+struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen);
+void sim_free(struct sim *s);
+/* An independent copy that evolves identically. NULL when out of memory. */
+struct sim *sim_clone(const struct sim *s);
+/* Equal states hash equal (contents are hashed by their bytes). */
+uint64_t sim_hash(const struct sim *s);
+bool sim_equal(const struct sim *a, const struct sim *b);
+
+/* --- user-side steps ------------------------------------------------------ */
+
+/* A new process with an empty address space; returns its id (>= 0) or -ENOMEM. */
+int sim_process_new(struct sim *s);
+
+/*
+ * Map @npages anonymous pages in process @mm, above its other mappings, on
+ * NUMA @node (-1: node 0), as THP when @thp. @label names the mapping for
+ * sim_area_find (fork copies it). Returns the area id (>= 0) or -errno.
+ */
+int sim_mmap(struct sim *s, int mm, uint64_t npages, int node, bool thp, uint32_t label);
+
+/*
+ * Whether writes to the area set the host PTE's dirty bit (default yes). No:
+ * memory written through a secondary MMU without dirty bits (EPT without
+ * A/D), where only faults (first touch, COW) dirty the PTE.
+ */
+void sim_area_set_dirty_tracking(struct sim *s, int area, bool tracked);
+
+/* The area of process @mm with @label, or -1. */
+int sim_area_find(const struct sim *s, int mm, uint32_t label);
+
+/* Store @value as the whole page (a fill, like memset), faulting it in. */
+int sim_fill(struct sim *s, int area, uint64_t page, uint64_t value);
+
+/* Store @value's 8 bytes at @offset of the page (COW, faults as the kernel). */
+int sim_write(struct sim *s, int area, uint64_t page, uint32_t offset, uint64_t value);
+
+/* madvise(MADV_MERGEABLE or MADV_UNMERGEABLE) on pages [first, first + count). */
+int sim_madvise(struct sim *s, int area, uint64_t first, uint64_t count, bool mergeable);
+
+/* prctl(PR_SET_MEMORY_MERGE, on). */
+int sim_prctl_merge(struct sim *s, int mm, bool on);
+
+/* munmap pages [first, first + count) of the area. */
+int sim_munmap(struct sim *s, int area, uint64_t first, uint64_t count);
+
+/* fork(): returns the child's id (>= 0) or -errno. */
+int sim_fork(struct sim *s, int mm);
+
+/* The process exits. */
+int sim_exit(struct sim *s, int mm);
+
+/* --- sysfs ------------------------------------------------------------- */
+
+/* Store a knob as the kernel would: 0, EINVAL or EBUSY (value already parsed). */
+int sim_knob_store(struct sim *s, enum wl_knob knob, uint64_t value);
+/* Store the knob from text exactly as written to sysfs (for EINVAL cases). */
+int sim_knob_store_text(struct sim *s, enum wl_knob knob, const char *text);
+uint64_t sim_knob(const struct sim *s, enum wl_knob knob);
+/* Write run (0, 1, 2; others EINVAL). */
+int sim_run_store(struct sim *s, uint64_t run);
+unsigned sim_run(const struct sim *s);
+
+/* --- ksmd ------------------------------------------------------------------ */
+
+/*
+ * One iteration of ksmd's batch loop: find the next page and merge it. Returns
+ * true when a page was processed, false when the cursor wrapped (a full scan
+ * ended: the batch ends) or there is nothing to scan.
+ */
+bool sim_ksmd_step(struct sim *s);
+
+/*
+ * What ksmd does in one wake-up: if run = 1 and some mm is registered, a batch
+ * of up to pages_to_scan steps; then time advances by the batch's cost and
+ * the sleep. Returns the number of pages processed.
+ */
+uint64_t sim_ksmd_batch(struct sim *s);
+
+/* Whether ksmd would scan now (run = 1 and some mm registered). */
+bool sim_ksmd_runnable(const struct sim *s);
+
+/* --- steps as values (for the model checker) ------------------------------ */
+
+enum sim_step_kind {
+	SIM_STEP_KSMD,     /* ksmd processes one page (or wraps): sim_ksmd_step */
+	SIM_STEP_WRITE,    /* a write of @value at @offset of page @page of @area */
+	SIM_STEP_MADVISE,  /* madvise pages [page, page + count) of @area, @on */
+	SIM_STEP_PRCTL,    /* prctl(PR_SET_MEMORY_MERGE, @on) for process @mm */
+	SIM_STEP_MUNMAP,   /* munmap pages [page, page + count) of @area */
+	SIM_STEP_FORK,     /* process @mm forks */
+	SIM_STEP_EXIT,     /* process @mm exits */
+	SIM_STEP_KNOB,     /* store @value into knob @knob */
+	SIM_STEP_RUN,      /* store @value into run */
+};
+
+struct sim_step {
+	enum sim_step_kind kind;
+	int mm, area;
+	uint64_t page, count;
+	uint32_t offset;
+	uint64_t value;
+	enum wl_knob knob;
+	bool on;
+};
+
+/* Apply @step; returns what the underlying call returns (0, errno, or for
+ * a fork the child's id). */
+long sim_apply(struct sim *s, const struct sim_step *step);
+
+/*
+ * What a small configuration lets happen next. User steps are generated
+ * from this alphabet; ksmd's step is enabled when ksmd would scan.
+ */
+struct sim_alphabet {
+	const uint64_t *values;   /* values a write may store */
+	size_t nvalues;
+	uint32_t offset;          /* where writes store them */
+	bool writes, unmerge, unmap, fork, exit;
+	const struct sim_step *extra; /* further steps offered as they are */
+	size_t nextra;
+};
+
+/*
+ * Fill @out (up to @max) with the steps enabled in @s under @alpha, in a
+ * fixed order; returns how many there are (may exceed @max).
+ */
+size_t sim_enabled_steps(const struct sim *s, const struct sim_alphabet *alpha,
+			 struct sim_step *out, size_t max);
+
+/* --- observation ---------------------------------------------------------- */
+
+/* Every counter of /sys/kernel/mm/ksm, as trace.h names them. */
+void sim_counters(const struct sim *s, int64_t out[TRACE_COUNTER_COUNT]);
+/* /proc/PID/ksm_stat of process @mm; present = false once it has exited. */
+void sim_process_stat(const struct sim *s, int mm, struct trace_proc_stat *out);
+uint64_t sim_full_scans(const struct sim *s);
+uint64_t sim_now_ns(const struct sim *s);
+uint64_t sim_ksmd_cpu_ns(const struct sim *s);
+/* The work done so far. */
+void sim_work_get(const struct sim *s, struct sim_work *out);
+
+/* Advance the simulated clock (user time passing while ksmd sleeps). */
+void sim_advance_ns(struct sim *s, uint64_t ns);
+int sim_nprocesses(const struct sim *s);
+
+/*
+ * The physical frame mapping page @page of @area: a positive frame id, 0
+ * when not present, -1 for KSM's zero page. Pages sharing a frame share one
+ * physical page (the partition compare checks against pagemap).
+ */
+long sim_page_frame(const struct sim *s, int area, uint64_t page);
+
+#endif

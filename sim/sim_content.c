@@ -1,0 +1,560 @@
+/*
+ * sim_content.c - the simulator's page contents: tokens, patches, memcmp
+ * order, checksums and interning, without materializing 4 KiB per page.
+ *
+ * Plain tokens are workload values (a repeated 8-byte word). Patched contents
+ * keep their base word and a sorted list of the bytes that differ from it.
+ * Two representations of equal bytes would break KSM's equality, so every
+ * content is canonical: patches never repeat the base byte, uniform pages are
+ * plain tokens, and patched contents are interned through an additive hash of
+ * the bytes, H = sum over positions i of weight(i) * code(byte_i), which is the
+ * same whatever base the bytes were described against, with an exact byte
+ * comparison to settle collisions. The checksum of a plain page is computed
+ * by running xxh64's lanes over the repeated word directly (equal to libxxhash
+ * on the real bytes; tested), and cached for patched contents.
+ */
+#include "sim_content.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "content.h"
+
+/* --- byte hash -------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+static uint64_t position_weight(uint32_t offset)
+{
+	return mix64(UINT64_C(0x9e3779b97f4a7c15) * (offset + 1)) | 1;
+}
+
+static uint64_t byte_code(uint8_t byte)
+{
+	return mix64(UINT64_C(0xd1b54a32d192ed03) * ((uint64_t)byte + 0x1000));
+}
+
+static uint8_t word_byte(uint64_t word, uint32_t offset)
+{
+	return (uint8_t)(word >> (8 * (offset % CONTENT_WORD_SIZE)));
+}
+
+/* Sum of the position weights of each lane (offsets lane, lane + 8, ...). */
+static void compute_lane_weights(uint64_t lane_weight[CONTENT_WORD_SIZE])
+{
+	for (uint32_t lane = 0; lane < CONTENT_WORD_SIZE; lane++) {
+		lane_weight[lane] = 0;
+		for (uint32_t off = lane; off < CONTENT_PAGE_SIZE; off += CONTENT_WORD_SIZE)
+			lane_weight[lane] += position_weight(off);
+	}
+}
+
+/* H of a uniform page: each lane's byte code times its lane weight. */
+static uint64_t plain_bytes_hash(const struct sim_content_store *cs, uint64_t value)
+{
+	uint64_t h = 0;
+
+	for (uint32_t lane = 0; lane < CONTENT_WORD_SIZE; lane++)
+		h += cs->lane_weight[lane] * byte_code(word_byte(value, lane));
+	return h;
+}
+
+/* --- checksum: xxh64 over a repeated word, lane by lane ------------------ */
+
+#define XXH_P1 UINT64_C(0x9E3779B185EBCA87)
+#define XXH_P2 UINT64_C(0xC2B2AE3D27D4EB4F)
+#define XXH_P3 UINT64_C(0x165667B19E3779F9)
+#define XXH_P4 UINT64_C(0x85EBCA77C2B2AE63)
+#define XXH_P5 UINT64_C(0x27D4EB2F165667C5)
+
+static uint64_t rotl64(uint64_t x, int r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+static uint64_t xxh_round(uint64_t acc, uint64_t input)
+{
+	acc += input * XXH_P2;
+	acc = rotl64(acc, 31);
+	return acc * XXH_P1;
+}
+
+static uint64_t xxh_merge(uint64_t acc, uint64_t val)
+{
+	acc ^= xxh_round(0, val);
+	return acc * XXH_P1 + XXH_P4;
+}
+
+static uint64_t xxh_finish(uint64_t v1, uint64_t v2, uint64_t v3, uint64_t v4)
+{
+	uint64_t h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+
+	h = xxh_merge(h, v1);
+	h = xxh_merge(h, v2);
+	h = xxh_merge(h, v3);
+	h = xxh_merge(h, v4);
+	h += CONTENT_PAGE_SIZE;
+	h ^= h >> 33;
+	h *= XXH_P2;
+	h ^= h >> 29;
+	h *= XXH_P3;
+	h ^= h >> 32;
+	return h;
+}
+
+/*
+ * xxh64(page, 4096, seed 0) of two uniform pages at once, @a and @b: every
+ * stripe of a page whose 8-byte words all equal w (read little-endian, as
+ * xxh64 reads on x86) feeds w to all four lanes, and 4096 is a whole number of
+ * stripes, so no tail remains. The lanes are chains of dependent multiplies:
+ * running two pages' eight chains side by side hides their latency.
+ */
+void sim_plain_checksums(uint64_t a, uint64_t b, uint32_t *ca, uint32_t *cb)
+{
+	uint64_t a1 = XXH_P1 + XXH_P2, a2 = XXH_P2, a3 = 0, a4 = (uint64_t)0 - XXH_P1;
+	uint64_t b1 = a1, b2 = a2, b3 = a3, b4 = a4;
+
+	for (unsigned stripe = 0; stripe < CONTENT_PAGE_SIZE / 32; stripe++) {
+		a1 = xxh_round(a1, a);
+		a2 = xxh_round(a2, a);
+		a3 = xxh_round(a3, a);
+		a4 = xxh_round(a4, a);
+		b1 = xxh_round(b1, b);
+		b2 = xxh_round(b2, b);
+		b3 = xxh_round(b3, b);
+		b4 = xxh_round(b4, b);
+	}
+	*ca = (uint32_t)xxh_finish(a1, a2, a3, a4);
+	*cb = (uint32_t)xxh_finish(b1, b2, b3, b4);
+}
+
+static uint32_t plain_checksum(uint64_t word)
+{
+	uint32_t c, unused;
+
+	sim_plain_checksums(word, word, &c, &unused);
+	return c;
+}
+
+/* --- the store ----------------------------------------------------------- */
+
+static struct sim_patched *entry_of(const struct sim_content_store *cs, uint64_t token)
+{
+	return &cs->entry[token - SIM_TOKEN_PATCHED];
+}
+
+int sim_content_store_init(struct sim_content_store *cs)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->nbuckets = 64;
+	cs->bucket = calloc(cs->nbuckets, sizeof(*cs->bucket));
+	cs->cap = 16;
+	cs->entry = calloc(cs->cap, sizeof(*cs->entry));
+	cs->nentries = 1;
+	compute_lane_weights(cs->lane_weight);
+	if (!cs->bucket || !cs->entry) {
+		sim_content_store_free(cs);
+		return -1;
+	}
+	return 0;
+}
+
+void sim_content_store_free(struct sim_content_store *cs)
+{
+	if (cs->entry)
+		for (uint32_t i = 1; i < cs->nentries; i++)
+			free(cs->entry[i].patch);
+	free(cs->entry);
+	free(cs->bucket);
+	memset(cs, 0, sizeof(*cs));
+}
+
+int sim_content_store_clone(struct sim_content_store *dst, const struct sim_content_store *src)
+{
+	*dst = *src;
+	dst->entry = malloc(src->cap * sizeof(*src->entry));
+	dst->bucket = malloc(src->nbuckets * sizeof(*src->bucket));
+	if (!dst->entry || !dst->bucket)
+		goto fail;
+	memcpy(dst->entry, src->entry, src->nentries * sizeof(*src->entry));
+	memcpy(dst->bucket, src->bucket, src->nbuckets * sizeof(*src->bucket));
+	for (uint32_t i = 1; i < src->nentries; i++) {
+		const struct sim_patched *e = &src->entry[i];
+
+		dst->entry[i].patch = NULL;
+		if (!e->npatch)
+			continue;
+		dst->entry[i].patch = malloc(e->npatch * sizeof(*e->patch));
+		if (!dst->entry[i].patch) {
+			dst->nentries = i;
+			goto fail;
+		}
+		memcpy(dst->entry[i].patch, e->patch, e->npatch * sizeof(*e->patch));
+	}
+	return 0;
+fail:
+	if (!dst->entry)
+		dst->nentries = 0;
+	sim_content_store_free(dst);
+	return -1;
+}
+
+void sim_content_ref(struct sim_content_store *cs, uint64_t token)
+{
+	if (sim_content_is_patched(token))
+		entry_of(cs, token)->refs++;
+}
+
+static void unlink_from_bucket(struct sim_content_store *cs, uint32_t id)
+{
+	uint32_t *link = &cs->bucket[cs->entry[id].bytes_hash & (cs->nbuckets - 1)];
+
+	while (*link != id)
+		link = &cs->entry[*link].hash_next;
+	*link = cs->entry[id].hash_next;
+}
+
+void sim_content_unref(struct sim_content_store *cs, uint64_t token)
+{
+	struct sim_patched *e;
+	uint32_t id;
+
+	if (!sim_content_is_patched(token))
+		return;
+	id = (uint32_t)(token - SIM_TOKEN_PATCHED);
+	e = &cs->entry[id];
+	if (--e->refs)
+		return;
+	unlink_from_bucket(cs, id);
+	free(e->patch);
+	memset(e, 0, sizeof(*e));
+	e->hash_next = cs->free_head;
+	cs->free_head = id;
+	cs->live--;
+}
+
+uint8_t sim_content_byte(const struct sim_content_store *cs, uint64_t token, uint32_t offset)
+{
+	const struct sim_patched *e;
+	uint32_t lo, hi;
+
+	if (!sim_content_is_patched(token))
+		return word_byte(token, offset);
+	e = entry_of(cs, token);
+	lo = 0;
+	hi = e->npatch;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (e->patch[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < e->npatch && e->patch[lo].offset == offset)
+		return e->patch[lo].byte;
+	return word_byte(e->base, offset);
+}
+
+/* A content seen as base word + patches (plain tokens have none). */
+struct view {
+	uint64_t base;
+	const struct sim_patch_byte *patch;
+	uint32_t npatch;
+};
+
+static struct view view_of(const struct sim_content_store *cs, uint64_t token)
+{
+	if (sim_content_is_patched(token)) {
+		const struct sim_patched *e = entry_of(cs, token);
+
+		return (struct view){ e->base, e->patch, e->npatch };
+	}
+	return (struct view){ token, NULL, 0 };
+}
+
+/* Smallest offset >= @from in a lane where the two bases differ, or PAGE_SIZE. */
+static uint32_t next_base_difference(uint64_t a, uint64_t b, uint32_t from)
+{
+	uint32_t best = CONTENT_PAGE_SIZE;
+
+	for (uint32_t lane = 0; lane < CONTENT_WORD_SIZE; lane++) {
+		uint32_t off;
+
+		if (word_byte(a, lane) == word_byte(b, lane))
+			continue;
+		off = from <= lane ? lane
+				   : lane + (from - lane + CONTENT_WORD_SIZE - 1) / CONTENT_WORD_SIZE *
+						    CONTENT_WORD_SIZE;
+		if (off < best)
+			best = off;
+	}
+	return best;
+}
+
+static uint8_t view_byte(const struct view *v, uint32_t *cursor, uint32_t offset)
+{
+	while (*cursor < v->npatch && v->patch[*cursor].offset < offset)
+		(*cursor)++;
+	if (*cursor < v->npatch && v->patch[*cursor].offset == offset)
+		return v->patch[*cursor].byte;
+	return word_byte(v->base, offset);
+}
+
+/*
+ * Walk only the offsets where the bytes can differ: patched offsets of either
+ * side and the lanes where the bases differ. The first difference decides.
+ */
+int sim_content_cmp_bytes(const struct sim_content_store *cs, uint64_t a, uint64_t b,
+			  uint32_t *bytes)
+{
+	struct view va, vb;
+	uint32_t ca = 0, cb = 0, from = 0;
+
+	if (!sim_content_is_patched(a) && !sim_content_is_patched(b)) {
+		*bytes = sim_plain_cmp_bytes(a, b);
+		return content_value_cmp(a, b);
+	}
+	*bytes = CONTENT_PAGE_SIZE;
+	if (a == b)
+		return 0;
+	va = view_of(cs, a);
+	vb = view_of(cs, b);
+	while (from < CONTENT_PAGE_SIZE) {
+		uint32_t next = next_base_difference(va.base, vb.base, from);
+		uint8_t x, y;
+
+		while (ca < va.npatch && va.patch[ca].offset < from)
+			ca++;
+		while (cb < vb.npatch && vb.patch[cb].offset < from)
+			cb++;
+		if (ca < va.npatch && va.patch[ca].offset < next)
+			next = va.patch[ca].offset;
+		if (cb < vb.npatch && vb.patch[cb].offset < next)
+			next = vb.patch[cb].offset;
+		if (next >= CONTENT_PAGE_SIZE)
+			return 0;
+		x = view_byte(&va, &ca, next);
+		y = view_byte(&vb, &cb, next);
+		if (x != y) {
+			*bytes = next + 1;
+			return (int)x - (int)y;
+		}
+		from = next + 1;
+	}
+	return 0;
+}
+
+/*
+ * Walk only the offsets where the bytes can differ: patched offsets of either
+ * side and the lanes where the bases differ. The first difference decides.
+ */
+int sim_content_cmp(const struct sim_content_store *cs, uint64_t a, uint64_t b)
+{
+	uint32_t unused;
+
+	return sim_content_cmp_bytes(cs, a, b, &unused);
+}
+
+void sim_content_materialize(const struct sim_content_store *cs, uint64_t token, void *page)
+{
+	struct view v = view_of(cs, token);
+	uint8_t *p = page;
+
+	content_fill(page, v.base);
+	for (uint32_t i = 0; i < v.npatch; i++)
+		p[v.patch[i].offset] = v.patch[i].byte;
+}
+
+uint32_t sim_content_checksum(struct sim_content_store *cs, uint64_t token)
+{
+	struct sim_patched *e;
+	uint64_t page[CONTENT_PAGE_SIZE / sizeof(uint64_t)];
+
+	if (!sim_content_is_patched(token))
+		return plain_checksum(token);
+	e = entry_of(cs, token);
+	if (!e->checksum_valid) {
+		sim_content_materialize(cs, token, page);
+		e->checksum = content_checksum(page);
+		e->checksum_valid = true;
+	}
+	return e->checksum;
+}
+
+uint64_t sim_content_bytes_hash(const struct sim_content_store *cs, uint64_t token)
+{
+	if (!sim_content_is_patched(token))
+		return plain_bytes_hash(cs, token);
+	return entry_of(cs, token)->bytes_hash;
+}
+
+/* --- writes and interning ------------------------------------------------ */
+
+/* The uniform word of @page if every word is equal; else false. */
+static bool page_is_uniform(const void *page, uint64_t *word)
+{
+	const uint8_t *p = page;
+
+	memcpy(word, p, sizeof(*word));
+	for (uint32_t off = CONTENT_WORD_SIZE; off < CONTENT_PAGE_SIZE; off += CONTENT_WORD_SIZE)
+		if (memcmp(p, p + off, CONTENT_WORD_SIZE) != 0)
+			return false;
+	return true;
+}
+
+static int grow_buckets(struct sim_content_store *cs)
+{
+	uint32_t n = cs->nbuckets * 2;
+	uint32_t *b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return -1;
+	for (uint32_t id = 1; id < cs->nentries; id++) {
+		struct sim_patched *e = &cs->entry[id];
+		uint32_t slot;
+
+		if (!e->npatch)
+			continue; /* a free slot: live contents always have patches */
+		slot = (uint32_t)(e->bytes_hash & (n - 1));
+		e->hash_next = b[slot];
+		b[slot] = id;
+	}
+	free(cs->bucket);
+	cs->bucket = b;
+	cs->nbuckets = n;
+	return 0;
+}
+
+static uint32_t new_entry(struct sim_content_store *cs)
+{
+	uint32_t id;
+
+	if (cs->free_head) {
+		id = cs->free_head;
+		cs->free_head = cs->entry[id].hash_next;
+		return id;
+	}
+	if (cs->nentries == cs->cap) {
+		struct sim_patched *grown = realloc(cs->entry, 2 * cs->cap * sizeof(*grown));
+
+		if (!grown)
+			return 0;
+		cs->entry = grown;
+		cs->cap *= 2;
+	}
+	id = cs->nentries++;
+	memset(&cs->entry[id], 0, sizeof(cs->entry[id]));
+	return id;
+}
+
+/* Look up bytes equal to @v (hash @h); 0 if none. */
+static uint32_t find_equal(const struct sim_content_store *cs, const struct view *v, uint64_t h)
+{
+	uint8_t want[CONTENT_PAGE_SIZE], have[CONTENT_PAGE_SIZE];
+	bool materialized = false;
+
+	for (uint32_t id = cs->bucket[h & (cs->nbuckets - 1)]; id; id = cs->entry[id].hash_next) {
+		const struct sim_patched *e = &cs->entry[id];
+
+		if (e->bytes_hash != h)
+			continue;
+		if (e->base == v->base && e->npatch == v->npatch &&
+		    memcmp(e->patch, v->patch, v->npatch * sizeof(*v->patch)) == 0)
+			return id;
+		/* same hash, other description: only the bytes can tell */
+		if (!materialized) {
+			content_fill(want, v->base);
+			for (uint32_t i = 0; i < v->npatch; i++)
+				want[v->patch[i].offset] = v->patch[i].byte;
+			materialized = true;
+		}
+		sim_content_materialize(cs, SIM_TOKEN_PATCHED + id, have);
+		if (memcmp(want, have, CONTENT_PAGE_SIZE) == 0)
+			return id;
+	}
+	return 0;
+}
+
+/* Intern base + patch (taking ownership of @patch). */
+static uint64_t intern(struct sim_content_store *cs, uint64_t base, struct sim_patch_byte *patch,
+		       uint32_t npatch, uint64_t h)
+{
+	struct view v = { base, patch, npatch };
+	uint32_t id = find_equal(cs, &v, h), slot;
+	struct sim_patched *e;
+
+	if (id) {
+		free(patch);
+		return SIM_TOKEN_PATCHED + id;
+	}
+	if (cs->live + 1 > cs->nbuckets && grow_buckets(cs) != 0)
+		goto oom;
+	id = new_entry(cs);
+	if (!id)
+		goto oom;
+	e = &cs->entry[id];
+	memset(e, 0, sizeof(*e));
+	e->base = base;
+	e->patch = patch;
+	e->npatch = npatch;
+	e->bytes_hash = h;
+	slot = (uint32_t)(h & (cs->nbuckets - 1));
+	e->hash_next = cs->bucket[slot];
+	cs->bucket[slot] = id;
+	cs->live++;
+	return SIM_TOKEN_PATCHED + id;
+oom:
+	free(patch);
+	return UINT64_MAX;
+}
+
+uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, uint32_t offset,
+				 uint64_t value)
+{
+	struct view v = view_of(cs, token);
+	struct sim_patch_byte *patch = malloc((v.npatch + CONTENT_WORD_SIZE) * sizeof(*patch));
+	uint64_t h = sim_content_bytes_hash(cs, token);
+	uint32_t n = 0, i = 0;
+
+	if (!patch)
+		return UINT64_MAX;
+	/* old patches before the write, the written bytes, old patches after */
+	for (; i < v.npatch && v.patch[i].offset < offset; i++)
+		patch[n++] = v.patch[i];
+	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++) {
+		uint32_t off = offset + k;
+		uint8_t old = sim_content_byte(cs, token, off), new = (uint8_t)(value >> (8 * k));
+
+		h += position_weight(off) * (byte_code(new) - byte_code(old));
+		if (new != word_byte(v.base, off))
+			patch[n++] = (struct sim_patch_byte){ (uint16_t)off, new };
+	}
+	for (; i < v.npatch && v.patch[i].offset < offset + CONTENT_WORD_SIZE; i++)
+		;
+	for (; i < v.npatch; i++)
+		patch[n++] = v.patch[i];
+	if (n == 0) {
+		free(patch);
+		return v.base;
+	}
+	if (n >= CONTENT_PAGE_SIZE / CONTENT_WORD_SIZE) {
+		/* enough bytes patched that the page may be uniform again */
+		uint8_t page[CONTENT_PAGE_SIZE];
+		uint64_t word;
+
+		content_fill(page, v.base);
+		for (uint32_t j = 0; j < n; j++)
+			page[patch[j].offset] = patch[j].byte;
+		if (page_is_uniform(page, &word)) {
+			free(patch);
+			return word;
+		}
+	}
+	return intern(cs, v.base, patch, n, h);
+}

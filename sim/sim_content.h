@@ -1,0 +1,104 @@
+/*
+ * sim_content.h - compact page contents for the simulator.
+ *
+ * A page's content is a 64-bit token. A token below SIM_TOKEN_PATCHED is a
+ * plain workload value V (the page holds V's repeated word, content.h); a
+ * token at or above it names an interned "patched" content: a base value plus
+ * the bytes where the page differs from it. Contents are canonical, so two
+ * pages hold equal bytes exactly when their tokens are equal: a write that
+ * restores the base bytes drops the patch, a patched page whose bytes become
+ * uniform turns back into a plain token, and patched contents are interned
+ * by a hash of their bytes that does not depend on how they were reached.
+ *
+ * The store answers what KSM asks of page bytes without materializing them:
+ * memcmp order (sim_content_cmp), the kernel's checksum (cached per content),
+ * and the result of a write. It is a value inside struct sim (cloned, freed,
+ * hashed with it). Patched contents are reference-counted by the frames that
+ * hold them. Fresh values (content_fresh_value) must stay below 2^62 counts.
+ */
+#ifndef KSMKIT_SIM_CONTENT_H
+#define KSMKIT_SIM_CONTENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SIM_TOKEN_PATCHED (UINT64_C(3) << 62)
+
+/* One differing byte of a patched content. */
+struct sim_patch_byte {
+	uint16_t offset;
+	uint8_t byte;
+};
+
+struct sim_patched {
+	uint64_t base;              /* the value whose word fills unpatched bytes */
+	uint64_t bytes_hash;        /* representation-independent hash of the bytes */
+	struct sim_patch_byte *patch; /* sorted by offset; bytes differing from base */
+	uint32_t npatch;
+	uint32_t refs;              /* frames holding it; 0 = free slot */
+	uint32_t checksum;
+	bool checksum_valid;
+	uint32_t hash_next;         /* next entry in the same hash bucket, 0 = end */
+};
+
+struct sim_content_store {
+	struct sim_patched *entry;  /* [1, nentries): entry 0 unused */
+	uint32_t nentries, cap;
+	uint32_t free_head;         /* free entry list through hash_next */
+	uint32_t *bucket;           /* hash buckets of entry ids */
+	uint32_t nbuckets;          /* power of two */
+	uint32_t live;
+	uint64_t lane_weight[8];    /* byte-hash weight of each lane of a word */
+};
+
+int sim_content_store_init(struct sim_content_store *cs);
+void sim_content_store_free(struct sim_content_store *cs);
+int sim_content_store_clone(struct sim_content_store *dst, const struct sim_content_store *src);
+
+static inline bool sim_content_is_patched(uint64_t token)
+{
+	return token >= SIM_TOKEN_PATCHED;
+}
+
+/* A frame starts or stops holding @token (patched contents are counted). */
+void sim_content_ref(struct sim_content_store *cs, uint64_t token);
+void sim_content_unref(struct sim_content_store *cs, uint64_t token);
+
+/*
+ * The token of @token's bytes after storing @value's 8 little-endian bytes at
+ * @offset. The result is not referenced yet: the caller refs it. Returns
+ * UINT64_MAX when out of memory.
+ */
+uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, uint32_t offset,
+			     uint64_t value);
+
+/* memcmp order of the two contents' bytes: <0, 0, >0. */
+int sim_content_cmp(const struct sim_content_store *cs, uint64_t a, uint64_t b);
+
+/* The same, and how many bytes memcmp reads: first difference + 1, or 4096. */
+int sim_content_cmp_bytes(const struct sim_content_store *cs, uint64_t a, uint64_t b,
+			  uint32_t *bytes);
+
+/* Plain contents: the bytes memcmp reads (their order is content_value_cmp). */
+static inline uint32_t sim_plain_cmp_bytes(uint64_t a, uint64_t b)
+{
+	return a == b ? 4096u : (uint32_t)__builtin_ctzll(a ^ b) / 8 + 1;
+}
+
+/* The checksums of two plain contents (tokens below SIM_TOKEN_PATCHED). */
+void sim_plain_checksums(uint64_t a, uint64_t b, uint32_t *ca, uint32_t *cb);
+
+/* The kernel's checksum of the content (cached). */
+uint32_t sim_content_checksum(struct sim_content_store *cs, uint64_t token);
+
+/* Byte @offset of the content. */
+uint8_t sim_content_byte(const struct sim_content_store *cs, uint64_t token, uint32_t offset);
+
+/* Hash of the bytes, equal for equal bytes whatever the tokens (for sim_hash). */
+uint64_t sim_content_bytes_hash(const struct sim_content_store *cs, uint64_t token);
+
+/* Write the 4096 bytes of the content into @page. */
+void sim_content_materialize(const struct sim_content_store *cs, uint64_t token, void *page);
+
+#endif

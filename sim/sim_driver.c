@@ -1,0 +1,541 @@
+/*
+ * sim_driver.c - a workload run on the simulator: setup, the lockstep loop of
+ * ksmd batches and workload steps, continuous writers in simulated time, and
+ * the trace rows. See sim_driver.h for the contract.
+ *
+ * Every random choice (random pages, random offsets) comes from the
+ * per-writer and per-event streams of workload.h, and fresh values from one
+ * counter consumed in schedule order, so the backend can reproduce exactly
+ * the same writes.
+ */
+#include "sim_driver.h"
+#include "sim_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A continuous writer between its start and end. */
+struct stream {
+	struct wl_rng rng;
+	struct wl_page_iter it;
+	uint64_t next_ns;    /* when its next write is due */
+	uint64_t interval_ns;
+	bool active, done;
+};
+
+struct run {
+	const struct workload *wl;
+	struct sim *s;
+	struct trace *trace;
+	int *mm_of;              /* workload process -> sim mm (-1: not yet born) */
+	bool *exited;
+	struct wl_rng *writer_rng;
+	struct wl_rng *event_rng;
+	struct stream *stream;
+	uint64_t fresh;          /* next fresh counter */
+	uint64_t scans;          /* full scans completed since the start */
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, r->errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* --- rows --------------------------------------------------------------------- */
+
+static int record_row(struct run *r, enum trace_row_kind kind)
+{
+	struct trace_row *row = trace_append(r->trace, kind);
+
+	if (!row)
+		return fail(r, "out of memory");
+	row->scan = r->scans;
+	row->batch = r->s->batches;
+	row->time_ns = sim_now_ns(r->s);
+	row->ksmd_cpu_ns = sim_ksmd_cpu_ns(r->s);
+	row->valid = true;
+	sim_counters(r->s, row->counter);
+	for (size_t p = 0; p < r->wl->nprocs; p++)
+		if (r->mm_of[p] >= 0)
+			sim_process_stat(r->s, r->mm_of[p], &row->proc[p]);
+	return 0;
+}
+
+/* --- writes ---------------------------------------------------------------------- */
+
+static uint64_t value_of(struct run *r, const struct wl_value *v)
+{
+	return v->fresh ? content_fresh_value(r->fresh++) : v->value;
+}
+
+static int area_for(struct run *r, size_t proc, size_t region)
+{
+	return sim_area_find(r->s, r->mm_of[proc], (uint32_t)region);
+}
+
+/* One write of every selected page, in page order. */
+static int write_pages(struct run *r, size_t proc, size_t region, const struct wl_pagesel *sel,
+		       const struct wl_offset *off, const struct wl_value *val, struct wl_rng *rng)
+{
+	int area = area_for(r, proc, region);
+	struct wl_page_iter it;
+	uint64_t page;
+
+	if (area < 0)
+		return fail(r, "region %s is not mapped in process %s", r->wl->regions[region].name,
+			    r->wl->procs[proc].name);
+	wl_page_iter_init(&it, sel, r->wl->regions[region].pages, rng);
+	while (wl_page_iter_next(&it, &page)) {
+		uint32_t offset = wl_offset_pick(off, rng);
+		int err = sim_write(r->s, area, page, offset, value_of(r, val));
+
+		if (err)
+			return fail(r, "write to page %llu of region %s: %s",
+				    (unsigned long long)page, r->wl->regions[region].name,
+				    strerror(err));
+	}
+	return 0;
+}
+
+/* Apply @fn to the selected pages as runs of consecutive pages. */
+static int for_each_run(struct run *r, int area, const struct wl_pagesel *sel, uint64_t npages,
+			struct wl_rng *rng, int (*fn)(struct sim *, int, uint64_t, uint64_t, bool),
+			bool flag)
+{
+	struct wl_page_iter it;
+	uint64_t page, first = 0, count = 0;
+
+	wl_page_iter_init(&it, sel, npages, rng);
+	while (wl_page_iter_next(&it, &page)) {
+		if (count && page == first + count) {
+			count++;
+			continue;
+		}
+		if (count && fn(r->s, area, first, count, flag) == ENOMEM)
+			return ENOMEM;
+		first = page;
+		count = 1;
+	}
+	return count ? fn(r->s, area, first, count, flag) : 0;
+}
+
+static int madvise_fn(struct sim *s, int area, uint64_t first, uint64_t count, bool on)
+{
+	return sim_madvise(s, area, first, count, on);
+}
+
+static int munmap_fn(struct sim *s, int area, uint64_t first, uint64_t count, bool unused)
+{
+	return sim_munmap(s, area, first, count);
+}
+
+/* --- events -------------------------------------------------------------------- */
+
+static int expectation_met(enum wl_expect expect, int err)
+{
+	switch (expect) {
+	case WL_EXPECT_OK: return err == 0;
+	case WL_EXPECT_EINVAL: return err == EINVAL;
+	case WL_EXPECT_EBUSY: return err == EBUSY;
+	case WL_EXPECT_ERANGE: return err == ERANGE;
+	case WL_EXPECT_ANY: return 1;
+	}
+	return 0;
+}
+
+static const char *errno_name(int err)
+{
+	switch (err) {
+	case 0: return "ok";
+	case EINVAL: return "EINVAL";
+	case EBUSY: return "EBUSY";
+	case ERANGE: return "ERANGE";
+	default: return strerror(err);
+	}
+}
+
+static int record_store(struct run *r, const struct wl_event *ev, int err)
+{
+	if (trace_add_outcome(r->trace, r->scans, ev->name, err) != 0)
+		return fail(r, "out of memory");
+	if (!expectation_met(ev->expect, err))
+		return fail(r, "[event %s] after scan %llu: the store answered %s, the workload "
+			    "expects %s", ev->name, (unsigned long long)r->scans, errno_name(err),
+			    wl_expect_name(ev->expect));
+	return 0;
+}
+
+/* merge / unmerge: madvise on the pages, or the prctl for a prctl region. */
+static int merge_event(struct run *r, const struct wl_event *ev, size_t index, bool on)
+{
+	const struct wl_region *reg = &r->wl->regions[ev->region];
+	int area = area_for(r, ev->process, (size_t)ev->region);
+
+	if (reg->merge == WL_MERGE_PRCTL)
+		return sim_prctl_merge(r->s, r->mm_of[ev->process], on) ? fail(r, "prctl failed") : 0;
+	for_each_run(r, area, &ev->pages, reg->pages, &r->event_rng[index], madvise_fn, on);
+	return 0;
+}
+
+static int fork_event(struct run *r, const struct wl_event *ev)
+{
+	int child = sim_fork(r->s, r->mm_of[ev->process]);
+
+	if (child < 0)
+		return fail(r, "[event %s] fork failed: %s", ev->name, strerror(-child));
+	r->mm_of[ev->child] = child;
+	return 0;
+}
+
+static int apply_event(struct run *r, size_t index)
+{
+	const struct wl_event *ev = &r->wl->events[index];
+	int area;
+
+	switch (ev->action) {
+	case WL_ACT_WRITE:
+		return write_pages(r, ev->process, (size_t)ev->region, &ev->pages, &ev->offset,
+				   &ev->value, &r->event_rng[index]);
+	case WL_ACT_MERGE:
+		return merge_event(r, ev, index, true);
+	case WL_ACT_UNMERGE:
+		return merge_event(r, ev, index, false);
+	case WL_ACT_UNMAP:
+		area = area_for(r, ev->process, (size_t)ev->region);
+		for_each_run(r, area, &ev->pages, r->wl->regions[ev->region].pages,
+			     &r->event_rng[index], munmap_fn, false);
+		return 0;
+	case WL_ACT_FORK:
+		return fork_event(r, ev);
+	case WL_ACT_EXIT:
+		r->exited[ev->process] = true;
+		return sim_exit(r->s, r->mm_of[ev->process]) ? fail(r, "exit failed") : 0;
+	case WL_ACT_SET:
+		return record_store(r, ev, sim_knob_store_text(r->s, ev->knob, ev->knob_text));
+	case WL_ACT_RUN:
+		return record_store(r, ev, sim_run_store(r->s, ev->run));
+	}
+	return 0;
+}
+
+static int apply_steps(struct run *r)
+{
+	struct wl_step steps[64], *all = steps;
+	size_t n = wl_steps_after_scan(r->wl, r->scans, steps, 64);
+	int rc = 0;
+
+	if (n > 64) {
+		all = malloc(n * sizeof(*all));
+		if (!all)
+			return fail(r, "out of memory");
+		wl_steps_after_scan(r->wl, r->scans, all, n);
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (all[i].is_event) {
+			rc = apply_event(r, all[i].index);
+		} else {
+			const struct wl_writer *w = &r->wl->writers[all[i].index];
+
+			rc = write_pages(r, w->process, w->region, &w->pages, &w->offset, &w->value,
+					 &r->writer_rng[all[i].index]);
+		}
+	}
+	if (all != steps)
+		free(all);
+	return rc;
+}
+
+/* --- continuous writers ------------------------------------------------------------ */
+
+/* Start or stop continuous writers whose window opens or closes at this point. */
+static void update_streams(struct run *r)
+{
+	for (size_t i = 0; i < r->wl->nwriters; i++) {
+		const struct wl_writer *w = &r->wl->writers[i];
+		struct stream *st = &r->stream[i];
+
+		if (w->when != WL_WHEN_CONTINUOUS || st->done)
+			continue;
+		if (!st->active && r->scans >= w->from_scan) {
+			st->active = true;
+			st->interval_ns = 1000000000u / w->rate;
+			st->next_ns = sim_now_ns(r->s);
+			wl_page_iter_init(&st->it, &w->pages, r->wl->regions[w->region].pages,
+					  &r->writer_rng[i]);
+		}
+		if (st->active && w->until_scan != WL_FOREVER && r->scans >= w->until_scan) {
+			st->active = false;
+			st->done = true;
+		}
+	}
+}
+
+/* Every continuous write due by now, in time order per writer. */
+static int run_streams(struct run *r)
+{
+	uint64_t now = sim_now_ns(r->s);
+
+	for (size_t i = 0; i < r->wl->nwriters; i++) {
+		const struct wl_writer *w = &r->wl->writers[i];
+		struct stream *st = &r->stream[i];
+		int area;
+
+		if (!st->active)
+			continue;
+		area = area_for(r, w->process, w->region);
+		while (st->next_ns <= now) {
+			uint64_t page;
+			int err;
+
+			if (!wl_page_iter_next(&st->it, &page)) {
+				/* one round done: start the selection over */
+				wl_page_iter_init(&st->it, &w->pages, r->wl->regions[w->region].pages,
+						  &r->writer_rng[i]);
+				if (!wl_page_iter_next(&st->it, &page))
+					break;
+			}
+			err = sim_write(r->s, area, page, wl_offset_pick(&w->offset, &r->writer_rng[i]),
+					value_of(r, &w->value));
+			if (err)
+				return fail(r, "[writer %s]: write failed: %s", w->name, strerror(err));
+			st->next_ns += st->interval_ns;
+		}
+	}
+	return 0;
+}
+
+/* --- setup --------------------------------------------------------------------- */
+
+static int store_global_knobs(struct run *r)
+{
+	const struct workload *wl = r->wl;
+
+	for (int k = 0; k < WL_KNOB_COUNT; k++) {
+		int err;
+
+		if (k == WL_KNOB_PAGES_TO_SCAN &&
+		    wl->knobs[WL_KNOB_ADVISOR_MODE] == WL_ADVISOR_SCAN_TIME)
+			continue; /* the advisor sets it */
+		err = sim_knob_store(r->s, k, wl->knobs[k]);
+		if (err)
+			return fail(r, "[global] %s: the store answered %s", wl_knob_info(k)->name,
+				    errno_name(err));
+	}
+	/* advisor_mode last reset pages_to_scan: store it again when allowed */
+	if (wl->knobs[WL_KNOB_ADVISOR_MODE] == WL_ADVISOR_NONE)
+		sim_knob_store(r->s, WL_KNOB_PAGES_TO_SCAN, wl->knobs[WL_KNOB_PAGES_TO_SCAN]);
+	return 0;
+}
+
+static int setup_region(struct run *r, size_t index)
+{
+	const struct wl_region *reg = &r->wl->regions[index];
+	int mm = r->mm_of[reg->process];
+	int area = sim_mmap(r->s, mm, reg->pages, reg->node, reg->thp == WL_THP_ALWAYS,
+			    (uint32_t)index);
+
+	if (area < 0)
+		return fail(r, "[region %s]: mmap failed: %s", reg->name, strerror(-area));
+	sim_area_set_dirty_tracking(r->s, area, reg->dirty_tracking);
+	for (uint64_t p = 0; p < reg->pages; p++) {
+		uint64_t value;
+
+		if (wl_region_initial_value(reg, p, &value) && sim_fill(r->s, area, p, value))
+			return fail(r, "[region %s]: out of memory", reg->name);
+	}
+	if (reg->merge == WL_MERGE_MADVISE)
+		sim_madvise(r->s, area, 0, reg->pages, true);
+	else if (reg->merge == WL_MERGE_PRCTL)
+		sim_prctl_merge(r->s, mm, true);
+	return 0;
+}
+
+static int setup(struct run *r)
+{
+	for (size_t p = 0; p < r->wl->nprocs; p++) {
+		r->mm_of[p] = -1;
+		if (r->wl->procs[p].parent < 0 && (r->mm_of[p] = sim_process_new(r->s)) < 0)
+			return fail(r, "out of memory");
+	}
+	if (store_global_knobs(r) != 0)
+		return -1;
+	for (size_t i = 0; i < r->wl->nregions; i++)
+		if (setup_region(r, i) != 0)
+			return -1;
+	sim_run_store(r->s, 1);
+	return 0;
+}
+
+/* --- the loop ------------------------------------------------------------------- */
+
+static bool finished(const struct run *r)
+{
+	if (r->wl->stop == WL_STOP_SCANS)
+		return r->scans >= r->wl->stop_scans;
+	return sim_now_ns(r->s) >= r->wl->stop_time_ns;
+}
+
+/* ksmd cannot run: let time pass to the next thing that can happen. */
+static int idle(struct run *r)
+{
+	uint64_t step = 10000000; /* 10 ms */
+
+	if (r->wl->stop == WL_STOP_SCANS)
+		return fail(r, "full scans stopped advancing after scan %llu: %s",
+			    (unsigned long long)r->scans,
+			    sim_run(r->s) != 1 ? "run is not 1" : "no process is registered with KSM");
+	sim_advance_ns(r->s, step);
+	return 0;
+}
+
+/* The row of a full scan (or of scan 0), then the scan hook. */
+static int scan_row(struct run *r, const struct sim_run_options *opt)
+{
+	if (record_row(r, TRACE_ROW_SCAN) != 0)
+		return -1;
+	if (opt && opt->scan_hook)
+		opt->scan_hook(opt->hook_arg, r->scans, r->s, r->mm_of);
+	return 0;
+}
+
+static int after_full_scan(struct run *r, const struct sim_run_options *opt)
+{
+	r->scans++;
+	if (scan_row(r, opt) != 0)
+		return -1;
+	if (opt && opt->progress)
+		opt->progress(opt->progress_arg, r->scans, r->s);
+	if (finished(r))
+		return 0;
+	if (apply_steps(r) != 0)
+		return -1;
+	update_streams(r);
+	return 0;
+}
+
+static int loop(struct run *r, const struct sim_run_options *opt)
+{
+	while (!finished(r)) {
+		uint64_t before = sim_full_scans(r->s);
+
+		if (!sim_ksmd_runnable(r->s)) {
+			if (idle(r) != 0)
+				return -1;
+		} else {
+			sim_ksmd_batch(r->s);
+		}
+		if (opt && opt->per_batch && record_row(r, TRACE_ROW_BATCH) != 0)
+			return -1;
+		if (sim_full_scans(r->s) == before + 1 && after_full_scan(r, opt) != 0)
+			return -1;
+		if (run_streams(r) != 0)
+			return -1;
+	}
+	/* a time-limited run ends between scans: show where it stopped */
+	if (r->wl->stop == WL_STOP_TIME)
+		return record_row(r, TRACE_ROW_BATCH);
+	return 0;
+}
+
+static unsigned nodes_needed(const struct workload *wl)
+{
+	unsigned n = 1;
+
+	for (size_t i = 0; i < wl->nregions; i++)
+		if (wl->regions[i].node >= 0 && (unsigned)wl->regions[i].node + 1 > n)
+			n = (unsigned)wl->regions[i].node + 1;
+	return n;
+}
+
+static struct trace *new_trace(const struct workload *wl)
+{
+	const char **names = calloc(wl->nprocs ? wl->nprocs : 1, sizeof(*names));
+	struct trace *t;
+
+	if (!names)
+		return NULL;
+	for (size_t i = 0; i < wl->nprocs; i++)
+		names[i] = wl->procs[i].name;
+	t = trace_new("sim", wl->nprocs, names);
+	free(names);
+	if (t && trace_set_info(t, wl->path, wl_kernel_name(wl->kernel),
+				wl_detector_name(wl->detector), true) != 0) {
+		trace_free(t);
+		t = NULL;
+	}
+	return t;
+}
+
+static int alloc_run(struct run *r, const struct workload *wl)
+{
+	size_t np = wl->nprocs ? wl->nprocs : 1, nw = wl->nwriters ? wl->nwriters : 1,
+	       ne = wl->nevents ? wl->nevents : 1;
+
+	r->mm_of = calloc(np, sizeof(*r->mm_of));
+	r->exited = calloc(np, sizeof(*r->exited));
+	r->writer_rng = calloc(nw, sizeof(*r->writer_rng));
+	r->event_rng = calloc(ne, sizeof(*r->event_rng));
+	r->stream = calloc(nw, sizeof(*r->stream));
+	r->trace = new_trace(wl);
+	if (!r->mm_of || !r->exited || !r->writer_rng || !r->event_rng || !r->stream || !r->trace)
+		return -1;
+	for (size_t i = 0; i < wl->nwriters; i++)
+		r->writer_rng[i] = wl_writer_rng(wl, i);
+	for (size_t i = 0; i < wl->nevents; i++)
+		r->event_rng[i] = wl_event_rng(wl, i);
+	r->fresh = wl->fresh_start;
+	return 0;
+}
+
+static void free_run(struct run *r)
+{
+	free(r->mm_of);
+	free(r->exited);
+	free(r->writer_rng);
+	free(r->event_rng);
+	free(r->stream);
+	sim_free(r->s);
+}
+
+int sim_run_workload(const struct workload *wl, const struct sim_run_options *opt,
+		     struct trace **out, char *err, size_t errlen)
+{
+	struct run r = { .wl = wl, .err = err, .errlen = errlen };
+	struct sim_config cfg;
+	int rc = -1;
+
+	*out = NULL;
+	sim_config_default(&cfg);
+	cfg.kernel = wl->kernel;
+	cfg.detector = wl->detector;
+	cfg.thp_dirty = (enum sim_thp_dirty)wl->thp_dirty;
+	cfg.nr_nodes = opt && opt->nr_nodes ? opt->nr_nodes : nodes_needed(wl);
+	if (opt && opt->costs)
+		cfg.costs = *opt->costs;
+	if (alloc_run(&r, wl) != 0) {
+		fail(&r, "out of memory");
+		goto out;
+	}
+	r.s = sim_new(&cfg, err, errlen);
+	if (!r.s)
+		goto out;
+	if (setup(&r) != 0 || scan_row(&r, opt) != 0 || apply_steps(&r) != 0)
+		goto out;
+	update_streams(&r);
+	rc = loop(&r, opt);
+out:
+	*out = r.trace;
+	free_run(&r);
+	return rc;
+}

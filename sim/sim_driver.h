@@ -1,0 +1,44 @@
+/*
+ * sim_driver.h - running a whole workload (workload.h) on the simulator and
+ * recording its trace (trace.h): `ksmkit sim`, and the simulator side of
+ * `ksmkit compare`.
+ *
+ * The driver sets the machine up as the backend does (knobs, then processes
+ * and regions in file order: map, fill, mark mergeable), starts ksmd, and
+ * alternates ksmd batches with the workload's schedule: steps after each full
+ * scan, continuous writers in simulated time. Full scans are counted by the
+ * workload itself (run = 2 resets the kernel's full_scans, not this count).
+ * The trace starts with a row for scan 0: the state after setup, before any
+ * scan, which is also the baseline of counters the kernel never resets.
+ */
+#ifndef KSMKIT_SIM_DRIVER_H
+#define KSMKIT_SIM_DRIVER_H
+
+#include "sim.h"
+
+struct sim_run_options {
+	bool per_batch;             /* a trace row after every batch, too */
+	const struct sim_costs *costs; /* NULL: the defaults */
+	unsigned nr_nodes;          /* 0: as many as the workload's regions name */
+	/* called after every full scan (may be NULL) */
+	void (*progress)(void *arg, uint64_t scans, const struct sim *s);
+	void *progress_arg;
+	/*
+	 * Called at every scan row, before the steps that follow it, with the
+	 * machine and the map from workload processes to its processes (-1: not
+	 * born yet); e.g. to read the page partition (may be NULL).
+	 */
+	void (*scan_hook)(void *arg, uint64_t scan, const struct sim *s, const int *mm_of);
+	void *hook_arg;
+};
+
+/*
+ * Run @wl. Returns 0 and a trace in *out (the caller frees it), or -1 with
+ * "what went wrong" in @err: a store answered otherwise than the event
+ * expected, full scans stopped advancing, or memory ran out. On -1, *out
+ * still holds the trace up to the failure when one was started (else NULL).
+ */
+int sim_run_workload(const struct workload *wl, const struct sim_run_options *opt,
+		     struct trace **out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,287 @@
+/*
+ * sim_internal.h - the simulated machine, field by field.
+ *
+ * The model, top down (read this before any sim_*.c file):
+ *
+ * Memory. Processes ("mm") own areas: one anonymous mapping each, a run of
+ * virtual pages at increasing addresses. Every virtual page of every area has
+ * a "page slot", an index into the page[] pool: what the page table says
+ * and KSM's rmap_item for that mm and address, when it exists.
+ * A present PTE maps a frame (frames[]): a physical page with a content token
+ * (sim_content.h), a mapcount, a NUMA node and, for a KSM page, its stable
+ * node. KSM's zero page is not a frame: a PTE flag. THP folios are blocks of
+ * 512 consecutive, 512-aligned frame ids flagged LARGE. VMA flags (mapped,
+ * mergeable) live in each PTE, since the simulator never needs a VMA as an
+ * object: only "is this address in a mergeable VMA" and "has the mapping
+ * ever been faulted" (the anon_vma), which is per area.
+ *
+ * KSM. The mm_slot list is a circular list of mm ids with a head, and the
+ * scan cursor (ksm_scan) points into it, as in mm/ksm.c. An rmap_item is
+ * identified by its page slot. Unstable trees link rmap_items; stable trees
+ * link stable nodes (snodes): plain nodes, chains and dups, with each node's
+ * items in an hlist threaded through the rmap_items (newest first, like
+ * hlist_add_head). Trees are red-black trees shaped exactly like the kernel's
+ * (sim_rbtree.h), one stable and one unstable tree per NUMA node when
+ * merge_across_nodes = 0. A stable node is stale when its frame is no longer
+ * its KSM page (the kernel's keyhole check): the frame was freed, perhaps
+ * reused.
+ *
+ * Not modelled: swap, page migration (so migrate_nodes stays empty), memory
+ * hotplug, locks and trylocks (always succeed), allocation failure, GUP pins
+ * (so write-protection never fails on refcounts). Everything else that
+ * changes a counter is.
+ *
+ * Ids: index 0 of every pool is unused, so 0 means "none".
+ */
+#ifndef KSMKIT_SIM_INTERNAL_H
+#define KSMKIT_SIM_INTERNAL_H
+
+#include "sim.h"
+#include "sim_content.h"
+#include "sim_mutant.h"
+#include "sim_rbtree.h"
+
+#define SIM_THP_PAGES 512u
+#define SIM_MAX_NODES 64u
+#define SIM_NO_SLOT UINT32_MAX /* the mm_slot list head, in mm links */
+
+/* --- page tables ---------------------------------------------------------- */
+
+enum sim_pte_flag {
+	PTE_MAPPED = 1 << 0,    /* the address is inside a VMA */
+	PTE_MERGEABLE = 1 << 1, /* ... with VM_MERGEABLE */
+	PTE_PRESENT = 1 << 2,   /* maps a frame (or the zero page) */
+	PTE_WRITE = 1 << 3,     /* writable */
+	PTE_DIRTY = 1 << 4,     /* hardware dirty bit */
+	PTE_KSM_ZERO = 1 << 5,  /* maps the zero page, placed by KSM (dirty-marked) */
+	PTE_SOFT_DIRTY = 1 << 6, /* written since the last clear_refs (detectors) */
+};
+
+/*
+ * One virtual page of one area: its PTE and KSM's rmap_item for it, side by
+ * side in 32 bytes, because a tree walk needs both for every node it visits.
+ */
+struct sim_page {
+	uint32_t frame;     /* PTE: frame mapped, 0 when not present or the zero page */
+	uint8_t pte;        /* PTE: enum sim_pte_flag */
+	uint8_t rflags;     /* rmap_item: enum sim_rmap_flag */
+	uint8_t age;        /* smart scan: visits as a non-KSM page, capped at 255 */
+	uint8_t skips;      /* smart scan: remaining_skips */
+	uint32_t checksum;  /* oldchecksum: the checksum at the last checksum visit */
+	uint8_t seqnr;      /* low byte of seqnr when put in the unstable tree */
+	uint16_t nid;       /* the unstable tree it is in */
+	union {
+		struct rb_links rb; /* unstable tree links, while RMAP_UNSTABLE */
+		struct {
+			uint32_t head;       /* its stable node, while RMAP_STABLE */
+			uint32_t next, prev; /* that node's hlist (prev 0 at the head) */
+		} st;
+	};
+};
+
+/* --- frames ---------------------------------------------------------------- */
+
+enum sim_frame_flag {
+	FRAME_KSM = 1 << 0,         /* a KSM page (stable_node may still be 0) */
+	FRAME_LARGE = 1 << 1,       /* part of a THP folio */
+	FRAME_CSUM_VALID = 1 << 2,  /* checksum caches the content's checksum */
+};
+
+struct sim_frame {
+	uint64_t content;     /* token; meaningless when free */
+	uint32_t mapcount;    /* PTEs mapping it; 0 = free */
+	uint32_t stable_node; /* the stable node that owns this KSM page, or 0 */
+	uint32_t checksum;    /* cached, see FRAME_CSUM_VALID */
+	uint16_t node;        /* NUMA node */
+	uint8_t flags;
+	uint8_t pmd_seen;     /* THP head, dirty detector: scan marker (volatility_dirty.c) */
+};
+
+/* --- rmap_items (in struct sim_page) ---------------------------------------- */
+
+enum sim_rmap_flag {
+	RMAP_EXISTS = 1 << 0,   /* an rmap_item exists for this page slot */
+	RMAP_UNSTABLE = 1 << 1, /* UNSTABLE_FLAG: a node of an unstable tree */
+	RMAP_STABLE = 1 << 2,   /* STABLE_FLAG: in a stable node's hlist */
+};
+
+/* --- stable nodes ----------------------------------------------------------- */
+
+enum sim_snode_kind {
+	SNODE_FREE,
+	SNODE_PLAIN, /* a tree node with its own KSM page */
+	SNODE_CHAIN, /* a tree node whose dups have the KSM pages */
+	SNODE_DUP,   /* one KSM page of a chain */
+};
+
+struct sim_snode {
+	struct rb_links rb;  /* PLAIN and CHAIN: stable tree links */
+	uint8_t kind;
+	uint16_t nid;        /* the stable tree it belongs to */
+	uint32_t kpfn;       /* PLAIN, DUP: its frame */
+	int32_t hlist_len;   /* PLAIN, DUP: rmap_hlist_len */
+	uint32_t first;      /* PLAIN, DUP: first rmap (page slot); CHAIN: first dup */
+	uint32_t chain;      /* DUP: its chain */
+	uint32_t dup_next, dup_prev; /* DUP: the chain's dup list (prev 0 at the head) */
+	uint64_t prune_time; /* CHAIN: jiffies of the last prune */
+};
+
+/* --- processes and areas -------------------------------------------------- */
+
+enum sim_mm_state { MM_ALIVE, MM_EXITED };
+
+struct sim_mm {
+	uint8_t state;
+	bool registered;    /* MMF_VM_MERGEABLE: it has an mm_slot */
+	bool merge_any;     /* MMF_VM_MERGE_ANY (prctl) */
+	uint32_t slot_prev, slot_next; /* mm_slot list links (SIM_NO_SLOT = head) */
+	int64_t rmap_items; /* ksm_rmap_items */
+	int64_t zero_pages; /* ksm_zero_pages of this mm */
+	int64_t merging_pages;
+	uint64_t mergeable_pages; /* pages in VM_MERGEABLE VMAs (ksm_mergeable) */
+	uint64_t next_vpn;  /* where the next mmap goes */
+};
+
+struct sim_area {
+	uint32_t mm;
+	uint32_t label;
+	uint64_t start;     /* first virtual page number */
+	uint64_t npages;
+	uint32_t slot;      /* page slot of page 0 */
+	uint64_t nitems;    /* rmap_items that exist in this area */
+	uint16_t node;
+	bool thp;
+	bool dirty_tracking; /* writes set the PTE dirty bit (see sim.h) */
+	bool anon_vma;      /* faulted at least once */
+	bool dead;          /* fully unmapped and without items: ignore */
+};
+
+/* --- KSM --------------------------------------------------------------------- */
+
+struct sim_knobs {
+	uint64_t value[WL_KNOB_COUNT];
+	unsigned run;
+};
+
+/* The kernel's counters that are kept, not derived. */
+struct sim_counts {
+	int64_t pages_shared, pages_sharing, pages_unshared, rmap_items;
+	int64_t pages_scanned, pages_skipped;
+	int64_t stable_node_chains, stable_node_dups;
+	int64_t ksm_zero_pages;
+};
+
+/* ksm_scan: the cursor. */
+struct sim_cursor {
+	uint32_t mm;        /* current mm_slot, or SIM_NO_SLOT for the head */
+	uint64_t address;   /* next virtual page to look at in that mm */
+	uint64_t rmap_from; /* rmap_list position: items below it were passed */
+	uint64_t seqnr;     /* full scans completed (full_scans) */
+};
+
+/* The advisor's memory between scans (times are simulated). */
+struct sim_advisor {
+	uint64_t start_scan_ns;
+	uint64_t scan_time;  /* s */
+	uint64_t change;
+	uint64_t cpu_time_ns;
+};
+
+struct sim {
+	struct sim_config cfg;
+	struct sim_knobs knobs;
+	struct sim_counts count;
+	struct sim_cursor scan;
+	struct sim_advisor advisor;
+	uint32_t slot_first, slot_last; /* mm_slot list ends (SIM_NO_SLOT when empty) */
+
+	struct sim_mm *mm;
+	uint32_t nmm, mm_cap;
+	struct sim_area *area;
+	uint32_t narea, area_cap;
+
+	struct sim_page *page;    /* page slots */
+	uint32_t nslots, slots_cap;
+
+	struct sim_frame *frame;
+	uint32_t nframes, frames_cap;
+	uint32_t frame_free;     /* free list through frame.stable_node */
+
+	struct sim_snode *snode;
+	uint32_t nsnodes, snodes_cap;
+	uint32_t snode_free;     /* free list through snode.first */
+
+	uint32_t stable_root[SIM_MAX_NODES];
+	uint32_t unstable_root[SIM_MAX_NODES];
+
+	struct sim_content_store content;
+	uint32_t zero_checksum;  /* checksum of the zero page */
+
+	uint64_t now_ns;         /* simulated wall clock */
+	uint64_t ksmd_cpu_ns;    /* simulated ksmd CPU time */
+	double batch_cost_ns;    /* cost of the batch in progress */
+	uint64_t batches;
+	struct sim_work work;    /* what ksmd did, by kind */
+};
+
+/* Layouts of the two kinds of tree (links inside rmap items or snodes). */
+static inline struct rb_layout sim_unstable_layout(const struct sim *s)
+{
+	return (struct rb_layout){ (char *)s->page, sizeof(struct sim_page),
+				   offsetof(struct sim_page, rb) };
+}
+
+static inline struct rb_layout sim_stable_layout(const struct sim *s)
+{
+	return (struct rb_layout){ (char *)s->snode, sizeof(struct sim_snode),
+				   offsetof(struct sim_snode, rb) };
+}
+
+/* The tree index for a page on @node: 0 unless merge_across_nodes = 0. */
+static inline unsigned sim_tree_nid(const struct sim *s, unsigned node)
+{
+	return s->knobs.value[WL_KNOB_MERGE_ACROSS_NODES] ? 0 : node;
+}
+
+/* --- shared between the sim_*.c files ------------------------------------ */
+
+/* sim_state.c: pools */
+uint32_t sim_frame_alloc(struct sim *s, uint64_t content, unsigned node);
+int sim_frames_alloc_thp(struct sim *s, unsigned node, uint32_t *first);
+void sim_frame_put(struct sim *s, uint32_t frame); /* one mapping fewer */
+uint32_t sim_snode_alloc(struct sim *s);
+void sim_snode_free(struct sim *s, uint32_t id);
+/* The area holding page slot @slot (binary search over areas). */
+uint32_t sim_area_of_slot(const struct sim *s, uint32_t slot);
+
+/* sim_user.c */
+/* Break COW on a KSM page or KSM zero page at @slot (an UNSHARE fault). */
+void sim_unshare_page(struct sim *s, uint32_t slot);
+/* Zap one PTE (munmap, exit): drop its frame or zero-page count. */
+void sim_zap_pte(struct sim *s, uint32_t mm, uint32_t slot);
+
+/* sim_merge.c */
+void sim_cmp_and_merge_page(struct sim *s, uint32_t slot);
+void sim_remove_rmap_item_from_tree(struct sim *s, uint32_t slot);
+/* Is the frame of this stable node still its KSM page? If not, drop the node. */
+bool sim_snode_alive(struct sim *s, uint32_t node);
+/* run = 2 and knob stores: free every stable node whose page is unmapped. */
+int sim_remove_all_stable_nodes(struct sim *s);
+
+/* sim_scan.c */
+void sim_free_rmap_item(struct sim *s, uint32_t mm, uint32_t slot);
+void sim_slot_enter(struct sim *s, uint32_t mm);
+void sim_slot_exit(struct sim *s, uint32_t mm);
+/* run = 2: unmerge everything and free every rmap_item. */
+int sim_unmerge_all(struct sim *s);
+
+/* sim_merge.c: split a THP folio into small pages (counted and charged) */
+void sim_split_folio(struct sim *s, uint32_t frame);
+
+/* Cost accounting of ksmd work. */
+static inline void sim_charge(struct sim *s, double ns)
+{
+	s->batch_cost_ns += ns;
+}
+
+#endif

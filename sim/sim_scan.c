@@ -1,0 +1,407 @@
+/*
+ * sim_scan.c - ksmd's scanner: the mm_slot list, the scan cursor, rmap_item
+ * lifetimes, smart scan, full-scan boundaries with the advisor, batches and
+ * their simulated time, and run = 2.
+ *
+ * This follows scan_get_next_rmap_item() and ksm_do_scan(): the cursor walks
+ * each registered mm's mergeable, faulted mappings in address order; an
+ * eligible page (present, anonymous, not KSM's zero page) gets its rmap_item
+ * (items passed over on the way are freed, which is how munmap, exit and
+ * unmerge become visible in the counters); smart scan may skip it; otherwise
+ * it goes to cmp_and_merge_page (sim_merge.c). At the end of an mm the items
+ * left behind are freed, and an mm without mergeable mappings loses its slot.
+ * The wrap at the list head ends the batch and counts a full scan.
+ */
+#include "sim_internal.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+
+/* --- the mm_slot list --------------------------------------------------- */
+
+static uint32_t *next_link(struct sim *s, uint32_t mm)
+{
+	return mm == SIM_NO_SLOT ? &s->slot_first : &s->mm[mm].slot_next;
+}
+
+static uint32_t *prev_link(struct sim *s, uint32_t mm)
+{
+	return mm == SIM_NO_SLOT ? &s->slot_last : &s->mm[mm].slot_prev;
+}
+
+/* Link @mm into the list just before @before (SIM_NO_SLOT: at the end). */
+static void slot_insert_before(struct sim *s, uint32_t mm, uint32_t before)
+{
+	uint32_t prev = *prev_link(s, before);
+
+	s->mm[mm].slot_prev = prev;
+	s->mm[mm].slot_next = before;
+	*next_link(s, prev) = mm;
+	*prev_link(s, before) = mm;
+}
+
+static void slot_unlink(struct sim *s, uint32_t mm)
+{
+	uint32_t prev = s->mm[mm].slot_prev, next = s->mm[mm].slot_next;
+
+	*next_link(s, prev) = next;
+	*prev_link(s, next) = prev;
+	s->mm[mm].slot_prev = s->mm[mm].slot_next = SIM_NO_SLOT;
+}
+
+static bool slots_empty(const struct sim *s)
+{
+	return s->slot_first == SIM_NO_SLOT;
+}
+
+/*
+ * __ksm_enter: a new slot goes just before the cursor's slot (at the end of
+ * the list when the cursor is at the head), or at the end during run = 2.
+ */
+void sim_slot_enter(struct sim *s, uint32_t mm)
+{
+	assert(!s->mm[mm].registered);
+	slot_insert_before(s, mm, s->knobs.run == 2 ? SIM_NO_SLOT : s->scan.mm);
+	s->mm[mm].registered = true;
+}
+
+static void slot_drop(struct sim *s, uint32_t mm)
+{
+	slot_unlink(s, mm);
+	s->mm[mm].registered = false;
+	s->mm[mm].merge_any = false;
+}
+
+/*
+ * __ksm_exit: a slot that is not the cursor's and has no rmap_items goes at
+ * once; one with items moves to just after the cursor's slot, for ksmd to
+ * clean up next. The cursor's own slot is left to ksmd.
+ */
+void sim_slot_exit(struct sim *s, uint32_t mm)
+{
+	if (s->scan.mm == mm)
+		return;
+	if (s->mm[mm].rmap_items == 0) {
+		slot_drop(s, mm);
+		return;
+	}
+	slot_unlink(s, mm);
+	slot_insert_before(s, mm, *next_link(s, s->scan.mm));
+}
+
+bool sim_ksmd_runnable(const struct sim *s)
+{
+	return (s->knobs.run & 1) && !slots_empty(s);
+}
+
+/* --- rmap_items ------------------------------------------------------------ */
+
+void sim_free_rmap_item(struct sim *s, uint32_t mm, uint32_t slot)
+{
+	sim_remove_rmap_item_from_tree(s, slot);
+	s->page[slot].rflags = 0;
+	s->count.rmap_items--;
+	s->mm[mm].rmap_items--;
+	s->area[sim_area_of_slot(s, slot)].nitems--;
+}
+
+/* Free every item of @mm at virtual pages [from, to) ("passed over"). */
+static void free_items_between(struct sim *s, uint32_t mm, uint64_t from, uint64_t to)
+{
+	if (s->mm[mm].rmap_items == 0 || from >= to)
+		return;
+	for (uint32_t i = 0; i < s->narea; i++) {
+		struct sim_area *a = &s->area[i];
+		uint64_t lo, hi;
+
+		if (a->mm != mm || a->nitems == 0)
+			continue;
+		lo = from > a->start ? from - a->start : 0;
+		hi = to < a->start + a->npages ? to - a->start : a->npages;
+		if (to <= a->start)
+			continue;
+		for (uint64_t p = lo; p < hi && a->nitems; p++)
+			if (s->page[a->slot + p].rflags & RMAP_EXISTS)
+				sim_free_rmap_item(s, mm, a->slot + (uint32_t)p);
+	}
+}
+
+/* get_next_rmap_item: free what was passed over, then reuse or create. */
+static void get_rmap_item(struct sim *s, uint32_t mm, uint32_t ai, uint64_t vpn)
+{
+	struct sim_area *a = &s->area[ai];
+	uint32_t slot = a->slot + (uint32_t)(vpn - a->start);
+	struct sim_page *r;
+
+	free_items_between(s, mm, s->scan.rmap_from, vpn);
+	s->scan.rmap_from = vpn + 1;
+	r = &s->page[slot];
+	if (r->rflags & RMAP_EXISTS)
+		return;
+	/* a zeroed rmap_item: checksum 0, age 0, no skips (the PTE half stays) */
+	r->rflags = RMAP_EXISTS;
+	r->checksum = 0;
+	r->age = r->skips = r->seqnr = 0;
+	r->nid = 0;
+	memset(&r->rb, 0, sizeof(r->rb));
+	s->count.rmap_items++;
+	s->mm[mm].rmap_items++;
+	a->nitems++;
+}
+
+/* --- smart scan ------------------------------------------------------------- */
+
+static unsigned skip_age(uint8_t age)
+{
+	if (age <= 3)
+		return 1;
+	if (age <= 5)
+		return 2;
+	if (age <= 8)
+		return 4;
+	return 8;
+}
+
+/* should_skip_rmap_item: age non-KSM pages, skip those that never merge. */
+static bool should_skip(struct sim *s, uint32_t slot)
+{
+	struct sim_page *r = &s->page[slot];
+	uint8_t age;
+
+	if (!s->knobs.value[WL_KNOB_SMART_SCAN])
+		return false;
+	if (s->frame[s->page[slot].frame].flags & FRAME_KSM)
+		return false;
+	age = r->age;
+	if (age != UINT8_MAX)
+		r->age++;
+	if (age < 3)
+		return false;
+	if (!r->skips) {
+		r->skips = (uint8_t)skip_age(age);
+		return false;
+	}
+	s->count.pages_skipped++;
+	s->work.skips++;
+	r->skips--;
+	sim_remove_rmap_item_from_tree(s, slot);
+	sim_charge(s, s->cfg.costs.skip_ns);
+	return true;
+}
+
+/* --- the advisor -------------------------------------------------------------- */
+
+static uint64_t clock_now(const struct sim *s)
+{
+	return s->now_ns + (uint64_t)s->batch_cost_ns;
+}
+
+static void advisor_start_scan(struct sim *s)
+{
+	if (s->knobs.value[WL_KNOB_ADVISOR_MODE] == WL_ADVISOR_SCAN_TIME)
+		s->advisor.start_scan_ns = clock_now(s);
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* scan_time_advisor(), with simulated time and CPU time as its inputs. */
+static void advisor_stop_scan(struct sim *s)
+{
+	struct sim_advisor *ad = &s->advisor;
+	uint64_t *pages_to_scan = &s->knobs.value[WL_KNOB_PAGES_TO_SCAN];
+	uint64_t scan_time, cpu_time, cpu_percent, last, factor, change, pages, per_page;
+
+	if (s->knobs.value[WL_KNOB_ADVISOR_MODE] != WL_ADVISOR_SCAN_TIME)
+		return;
+	scan_time = (clock_now(s) - ad->start_scan_ns) / 1000000000u;
+	scan_time = scan_time ? scan_time : 1;
+	cpu_time = s->ksmd_cpu_ns + (uint64_t)s->batch_cost_ns;
+	cpu_percent = (cpu_time - ad->cpu_time_ns) / 1000000u * 100 / (scan_time * 1000);
+	cpu_percent = cpu_percent ? cpu_percent : 1;
+	last = ad->scan_time ? ad->scan_time : scan_time;
+	factor = s->knobs.value[WL_KNOB_ADVISOR_TARGET_SCAN_TIME] * 100 / scan_time;
+	factor = factor ? factor : 1;
+	change = scan_time * 100 / last;
+	change = change ? change : 1;
+	change = ((100 - 30) * ad->change + 30 * change) / 100;
+	pages = *pages_to_scan * 100 / factor;
+	pages = pages * change / 100;
+	per_page = *pages_to_scan / cpu_percent;
+	per_page = per_page ? per_page : 1;
+	pages = min_u64(pages, per_page * s->knobs.value[WL_KNOB_ADVISOR_MAX_CPU]);
+	pages = max_u64(pages, per_page * 10);
+	pages = min_u64(pages, s->knobs.value[WL_KNOB_ADVISOR_MAX_PAGES_TO_SCAN]);
+	ad->change = change;
+	ad->scan_time = scan_time;
+	ad->cpu_time_ns = cpu_time;
+	*pages_to_scan = pages;
+}
+
+/* --- the cursor ----------------------------------------------------------------- */
+
+/* Start of a full scan: empty the unstable trees, move to the first slot. */
+static void start_full_scan(struct sim *s)
+{
+	advisor_start_scan(s);
+	if (s->cfg.mutant == SIM_MUTANT_NO_UNSTABLE_RESET) /* mutant: the old tree stays */
+		goto kept;
+	for (unsigned n = 0; n < SIM_MAX_NODES; n++)
+		s->unstable_root[n] = RB_NIL;
+kept:
+	s->scan.mm = s->slot_first;
+	s->scan.address = 0;
+	s->scan.rmap_from = 0;
+}
+
+static bool page_is_eligible(const struct sim *s, uint32_t slot)
+{
+	const struct sim_page *p = &s->page[slot];
+
+	return (p->pte & PTE_PRESENT) && !(p->pte & PTE_KSM_ZERO);
+}
+
+/*
+ * Walk @mm's mergeable pages from the cursor's address. Returns true with the
+ * page slot of the next page to process; false at the end of the mm.
+ */
+static bool walk_mm(struct sim *s, uint32_t mm, uint32_t *out)
+{
+	for (uint32_t i = 0; i < s->narea; i++) {
+		struct sim_area *a = &s->area[i];
+		uint64_t p;
+
+		if (a->mm != mm || a->start + a->npages <= s->scan.address)
+			continue;
+		p = s->scan.address > a->start ? s->scan.address - a->start : 0;
+		for (; p < a->npages; p++) {
+			uint32_t slot = a->slot + (uint32_t)p;
+			uint64_t vpn = a->start + p;
+
+			if ((s->page[slot].pte & (PTE_MAPPED | PTE_MERGEABLE)) !=
+			    (PTE_MAPPED | PTE_MERGEABLE))
+				continue;
+			s->scan.address = vpn + 1;
+			if (!a->anon_vma || !page_is_eligible(s, slot))
+				continue;
+			sim_charge(s, s->cfg.costs.visit_ns);
+			get_rmap_item(s, mm, i, vpn);
+			if (should_skip(s, slot))
+				continue;
+			*out = slot;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* End of an mm: free the trailing items; drop the slot if nothing mergeable. */
+static void finish_mm(struct sim *s, uint32_t mm)
+{
+	uint32_t next = s->mm[mm].slot_next;
+
+	free_items_between(s, mm, s->scan.rmap_from, UINT64_MAX);
+	if (s->scan.address == 0)
+		slot_drop(s, mm);
+	s->scan.mm = next;
+	s->scan.address = 0;
+	s->scan.rmap_from = 0;
+}
+
+/*
+ * scan_get_next_rmap_item: the page slot to process next, or false when a
+ * full scan ends (seqnr advances) or there is nothing to scan.
+ */
+static bool scan_next(struct sim *s, uint32_t *out)
+{
+	if (slots_empty(s))
+		return false;
+	if (s->scan.mm == SIM_NO_SLOT) {
+		start_full_scan(s);
+		if (s->scan.mm == SIM_NO_SLOT)
+			return false;
+	}
+	while (s->scan.mm != SIM_NO_SLOT) {
+		uint32_t mm = s->scan.mm;
+
+		if (s->mm[mm].state == MM_ALIVE && walk_mm(s, mm, out))
+			return true;
+		if (s->mm[mm].state != MM_ALIVE) {
+			s->scan.address = 0; /* an exiting mm: drop everything */
+			s->scan.rmap_from = 0;
+		}
+		finish_mm(s, mm);
+	}
+	advisor_stop_scan(s);
+	s->scan.seqnr++;
+	return false;
+}
+
+bool sim_ksmd_step(struct sim *s)
+{
+	uint32_t slot;
+
+	if (!scan_next(s, &slot))
+		return false;
+	sim_cmp_and_merge_page(s, slot);
+	s->count.pages_scanned++;
+	return true;
+}
+
+static uint64_t jiffy_ns(const struct sim *s)
+{
+	return 1000000000u / s->cfg.costs.hz;
+}
+
+uint64_t sim_ksmd_batch(struct sim *s)
+{
+	uint64_t n = 0, budget = s->knobs.value[WL_KNOB_PAGES_TO_SCAN];
+	uint64_t sleep_ms = s->knobs.value[WL_KNOB_SLEEP_MILLISECS];
+	uint64_t sleep_jiffies = (sleep_ms * s->cfg.costs.hz + 999) / 1000;
+
+	if (!sim_ksmd_runnable(s))
+		return 0;
+	s->batch_cost_ns = s->cfg.costs.batch_ns;
+	while (n < budget && sim_ksmd_step(s))
+		n++;
+	s->ksmd_cpu_ns += (uint64_t)s->batch_cost_ns;
+	s->now_ns += (uint64_t)s->batch_cost_ns + sleep_jiffies * jiffy_ns(s);
+	s->batch_cost_ns = 0;
+	s->batches++;
+	s->work.batches++;
+	return n;
+}
+
+/* --- run = 2 ----------------------------------------------------------------------- */
+
+/* unmerge_and_remove_all_rmap_items: every mm, from the first slot on. */
+int sim_unmerge_all(struct sim *s)
+{
+	s->scan.mm = s->slot_first;
+	while (s->scan.mm != SIM_NO_SLOT) {
+		uint32_t mm = s->scan.mm, next;
+
+		if (s->mm[mm].state == MM_ALIVE) {
+			for (uint32_t i = 0; i < s->narea; i++) {
+				struct sim_area *a = &s->area[i];
+
+				if (a->mm != mm || !a->anon_vma)
+					continue;
+				for (uint64_t p = 0; p < a->npages; p++)
+					if (s->page[a->slot + p].pte & PTE_MERGEABLE)
+						sim_unshare_page(s, a->slot + (uint32_t)p);
+			}
+		}
+		free_items_between(s, mm, 0, UINT64_MAX);
+		next = s->mm[mm].slot_next;
+		s->scan.mm = next;
+		if (s->mm[mm].state != MM_ALIVE)
+			slot_drop(s, mm);
+	}
+	s->scan.address = 0;
+	s->scan.rmap_from = 0;
+	sim_remove_all_stable_nodes(s);
+	s->scan.seqnr = 0;
+	return 0;
+}

@@ -1,0 +1,66 @@
+/*
+ * volatility_checksum.c - the kernel's volatility rule: a page is volatile
+ * when the low 32 bits of xxh64 over its bytes differ from the value stored
+ * in its rmap_item at the last visit that computed one (new items store 0).
+ * KSM's zero page is considered for a page whose stored checksum is the zero
+ * page's.
+ */
+#include "sim_detector.h"
+
+/*
+ * Fill the frame's checksum cache. A plain page's checksum is computed
+ * together with the next page's (usually scanned next), which halves the
+ * host time of first visits; the kernel's cost is charged per visit anyway.
+ */
+static void compute_checksum(struct sim *s, uint32_t slot, uint32_t frame)
+{
+	struct sim_frame *f = &s->frame[frame], *g = NULL;
+	uint32_t unused;
+
+	if (slot + 1 < s->nslots &&
+	    (s->page[slot + 1].pte & (PTE_PRESENT | PTE_KSM_ZERO)) == PTE_PRESENT) {
+		g = &s->frame[s->page[slot + 1].frame];
+		if ((g->flags & FRAME_CSUM_VALID) || sim_content_is_patched(g->content) || g == f)
+			g = NULL;
+	}
+	if (sim_content_is_patched(f->content)) {
+		f->checksum = sim_content_checksum(&s->content, f->content);
+	} else if (g) {
+		sim_plain_checksums(f->content, g->content, &f->checksum, &g->checksum);
+		g->flags |= FRAME_CSUM_VALID;
+	} else {
+		sim_plain_checksums(f->content, f->content, &f->checksum, &unused);
+	}
+	f->flags |= FRAME_CSUM_VALID;
+}
+
+uint32_t sim_frame_checksum(struct sim *s, uint32_t slot, uint32_t frame)
+{
+	if (!(s->frame[frame].flags & FRAME_CSUM_VALID))
+		compute_checksum(s, slot, frame);
+	return s->frame[frame].checksum;
+}
+
+bool sim_checksum_changed(struct sim *s, uint32_t slot, uint32_t frame)
+{
+	struct sim_page *r = &s->page[slot];
+	uint32_t now = sim_frame_checksum(s, slot, frame);
+
+	s->work.checksums++;
+	sim_charge(s, s->cfg.costs.checksum_ns);
+	if (r->checksum == now)
+		return false;
+	r->checksum = now;
+	return true;
+}
+
+bool sim_checksum_zero_candidate(struct sim *s, uint32_t slot, uint32_t frame)
+{
+	return s->page[slot].checksum == s->zero_checksum;
+}
+
+const struct sim_detector_ops sim_volatility_checksum = {
+	.name = "checksum",
+	.page_changed = sim_checksum_changed,
+	.zero_candidate = sim_checksum_zero_candidate,
+};

@@ -1,0 +1,345 @@
+/*
+ * check_sim_content.c - tests of the simulator's building blocks that stand
+ * alone: compact page contents (sim_content.c: memcmp order, checksums and
+ * canonical tokens, each checked against the real 4 KiB bytes) and the
+ * kernel-shaped red-black tree (sim_rbtree.c: invariants after random inserts
+ * and erases, order, replace).
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "content.h"
+#include "rng.h"
+#include "sim_content.h"
+#include "sim_rbtree.h"
+
+/* --- contents ----------------------------------------------------------- */
+
+static int sign(int x)
+{
+	return (x > 0) - (x < 0);
+}
+
+START_TEST(plain_checksum_equals_xxh64_of_the_bytes)
+{
+	struct sim_content_store cs;
+	uint8_t page[CONTENT_PAGE_SIZE];
+	struct wl_rng rng = wl_rng_stream(1, 1);
+
+	ck_assert_int_eq(sim_content_store_init(&cs), 0);
+	for (int i = 0; i < 200; i++) {
+		uint64_t v = i < 3 ? (uint64_t)i : wl_rng_next(&rng) >> 1;
+
+		content_fill(page, v);
+		ck_assert_uint_eq(sim_content_checksum(&cs, v), content_checksum(page));
+	}
+	sim_content_store_free(&cs);
+}
+END_TEST
+
+/* Apply the same random writes to real pages and to tokens; compare. */
+START_TEST(tokens_agree_with_real_bytes)
+{
+	enum { NPAGES = 6, ROUNDS = 3000 };
+	struct sim_content_store cs;
+	static uint8_t real[NPAGES][CONTENT_PAGE_SIZE];
+	uint64_t token[NPAGES];
+	struct wl_rng rng = wl_rng_stream(7, 0);
+
+	ck_assert_int_eq(sim_content_store_init(&cs), 0);
+	for (int p = 0; p < NPAGES; p++) {
+		token[p] = (uint64_t)(p % 2) + 1; /* pages start as values 1 and 2 */
+		content_fill(real[p], token[p]);
+	}
+	for (int round = 0; round < ROUNDS; round++) {
+		int p = (int)wl_rng_below(&rng, NPAGES), q = (int)wl_rng_below(&rng, NPAGES);
+		/* few offsets and values, so that pages collide and restore often */
+		uint32_t offset = (uint32_t)wl_rng_below(&rng, 4) * 1012;
+		uint64_t value = wl_rng_below(&rng, 3) + 1;
+		uint64_t t = sim_content_after_write(&cs, token[p], offset, value);
+		uint8_t mat[CONTENT_PAGE_SIZE];
+
+		ck_assert_uint_ne(t, UINT64_MAX);
+		sim_content_ref(&cs, t);
+		sim_content_unref(&cs, token[p]);
+		token[p] = t;
+		content_write(real[p], offset, value);
+
+		sim_content_materialize(&cs, token[p], mat);
+		ck_assert_mem_eq(mat, real[p], CONTENT_PAGE_SIZE);
+		ck_assert_int_eq(sign(sim_content_cmp(&cs, token[p], token[q])),
+				 sign(memcmp(real[p], real[q], CONTENT_PAGE_SIZE)));
+		/* canonical: equal bytes, equal tokens */
+		ck_assert_int_eq(token[p] == token[q],
+				 memcmp(real[p], real[q], CONTENT_PAGE_SIZE) == 0);
+		ck_assert_uint_eq(sim_content_checksum(&cs, token[p]), content_checksum(real[p]));
+		ck_assert_uint_eq(sim_content_byte(&cs, token[p], offset), real[p][offset]);
+	}
+	for (int p = 0; p < NPAGES; p++)
+		sim_content_unref(&cs, token[p]);
+	ck_assert_uint_eq(cs.live, 0); /* every patched content was released */
+	sim_content_store_free(&cs);
+}
+END_TEST
+
+START_TEST(writing_the_old_bytes_back_restores_the_plain_token)
+{
+	struct sim_content_store cs;
+	uint64_t t;
+
+	ck_assert_int_eq(sim_content_store_init(&cs), 0);
+	t = sim_content_after_write(&cs, 5, 4088, 99);
+	ck_assert(sim_content_is_patched(t));
+	sim_content_ref(&cs, t);
+	ck_assert_uint_eq(sim_content_after_write(&cs, t, 4088, 5), 5);
+	/* a write of the page's own word changes nothing */
+	ck_assert_uint_eq(sim_content_after_write(&cs, 5, 16, 5), 5);
+	sim_content_unref(&cs, t);
+	sim_content_store_free(&cs);
+}
+END_TEST
+
+START_TEST(overwriting_every_word_gives_the_other_plain_token)
+{
+	struct sim_content_store cs;
+	uint64_t t = 3;
+
+	ck_assert_int_eq(sim_content_store_init(&cs), 0);
+	for (uint32_t off = 0; off <= CONTENT_MAX_OFFSET; off += 8) {
+		uint64_t n = sim_content_after_write(&cs, t, off, 77);
+
+		sim_content_ref(&cs, n);
+		sim_content_unref(&cs, t);
+		t = n;
+	}
+	ck_assert_uint_eq(t, 77);
+	ck_assert_uint_eq(cs.live, 0);
+	sim_content_store_free(&cs);
+}
+END_TEST
+
+START_TEST(equal_bytes_from_different_bases_share_one_token)
+{
+	struct sim_content_store cs;
+	uint64_t a = 1, b = 2;
+
+	ck_assert_int_eq(sim_content_store_init(&cs), 0);
+	/* page a: value 1 with 2 everywhere but its last word; page b: value 2 with 1 there */
+	for (uint32_t off = 0; off < CONTENT_MAX_OFFSET; off += 8) {
+		uint64_t n = sim_content_after_write(&cs, a, off, 2);
+
+		sim_content_ref(&cs, n);
+		sim_content_unref(&cs, a);
+		a = n;
+	}
+	b = sim_content_after_write(&cs, b, CONTENT_MAX_OFFSET, 1);
+	ck_assert(sim_content_is_patched(a));
+	ck_assert_uint_eq(a, b);
+	ck_assert_uint_eq(sim_content_bytes_hash(&cs, a), sim_content_bytes_hash(&cs, b));
+	sim_content_unref(&cs, a);
+	sim_content_store_free(&cs);
+}
+END_TEST
+
+START_TEST(clone_is_independent)
+{
+	struct sim_content_store cs, copy;
+	uint64_t t;
+
+	ck_assert_int_eq(sim_content_store_init(&cs), 0);
+	t = sim_content_after_write(&cs, 9, 8, 1);
+	sim_content_ref(&cs, t);
+	ck_assert_int_eq(sim_content_store_clone(&copy, &cs), 0);
+	sim_content_unref(&cs, t);
+	sim_content_store_free(&cs);
+	ck_assert_uint_eq(sim_content_byte(&copy, t, 8), 1);
+	ck_assert_uint_eq(sim_content_byte(&copy, t, 16), 9);
+	sim_content_unref(&copy, t);
+	sim_content_store_free(&copy);
+}
+END_TEST
+
+/* --- red-black trees ------------------------------------------------------- */
+
+struct tnode {
+	struct rb_links rb;
+	uint32_t key;
+	int in;
+};
+
+static struct rb_layout layout_of(struct tnode *nodes)
+{
+	return (struct rb_layout){ (char *)nodes, sizeof(struct tnode), offsetof(struct tnode, rb) };
+}
+
+/*
+ * Black height of the subtree, or -1 when an invariant is broken (parent
+ * links, order, no red-red, equal black heights). Counts nodes in *count.
+ * Plain C checks: a ck_assert per node would make the test slow.
+ */
+static int check_subtree(const struct rb_layout *l, struct tnode *nodes, uint32_t n,
+			 uint32_t parent, uint32_t lo, uint32_t hi, int *count)
+{
+	int left, right;
+	struct rb_links *x;
+
+	if (n == RB_NIL)
+		return 1;
+	x = rb_at(l, n);
+	if (x->parent != parent || nodes[n].key < lo || nodes[n].key > hi)
+		return -1;
+	if (!x->black && ((x->left != RB_NIL && !rb_at(l, x->left)->black) ||
+			  (x->right != RB_NIL && !rb_at(l, x->right)->black)))
+		return -1;
+	(*count)++;
+	left = check_subtree(l, nodes, x->left, n, lo, nodes[n].key, count);
+	right = check_subtree(l, nodes, x->right, n, nodes[n].key, hi, count);
+	if (left < 0 || right < 0 || left != right)
+		return -1;
+	return left + x->black;
+}
+
+static void insert_key(struct tnode *nodes, uint32_t *root, uint32_t id)
+{
+	struct rb_layout l = layout_of(nodes);
+	uint32_t n = *root, parent = RB_NIL;
+	int left = 0;
+
+	while (n != RB_NIL) {
+		parent = n;
+		left = nodes[id].key < nodes[n].key;
+		n = left ? rb_at(&l, n)->left : rb_at(&l, n)->right;
+	}
+	rb_insert(&l, root, id, parent, left);
+	nodes[id].in = 1;
+}
+
+START_TEST(random_inserts_and_erases_keep_the_invariants)
+{
+	enum { N = 600 };
+	static struct tnode nodes[N + 2];
+	struct rb_layout l = layout_of(nodes);
+	struct wl_rng rng = wl_rng_stream(3, 3);
+	uint32_t root = RB_NIL;
+	int live = 0;
+
+	memset(nodes, 0, sizeof(nodes));
+	for (uint32_t i = 1; i <= N; i++)
+		nodes[i].key = (uint32_t)wl_rng_below(&rng, 1000);
+	for (int round = 0; round < 5000; round++) {
+		uint32_t id = 1 + (uint32_t)wl_rng_below(&rng, N);
+		int count = 0;
+
+		if (nodes[id].in) {
+			rb_erase(&l, &root, id);
+			nodes[id].in = 0;
+			live--;
+		} else {
+			insert_key(nodes, &root, id);
+			live++;
+		}
+		if (root != RB_NIL) {
+			ck_assert(rb_at(&l, root)->black);
+			ck_assert_uint_eq(rb_at(&l, root)->parent, RB_NIL);
+		}
+		if (check_subtree(&l, nodes, root, RB_NIL, 0, UINT32_MAX, &count) < 0 ||
+		    count != live)
+			ck_abort_msg("tree broken after round %d", round);
+	}
+}
+END_TEST
+
+START_TEST(ascending_inserts_give_the_kernels_shape)
+{
+	/*
+	 * keys 1..7 inserted in order, worked through the kernel's cases by
+	 * hand: 2 black at the root, 1 black on its left, 4 red on its right
+	 * with 3 black and 6 black below, and 5, 7 red under 6
+	 */
+	static struct tnode nodes[9];
+	struct rb_layout l = layout_of(nodes);
+	uint32_t root = RB_NIL;
+
+	memset(nodes, 0, sizeof(nodes));
+	for (uint32_t i = 1; i <= 7; i++) {
+		nodes[i].key = i;
+		insert_key(nodes, &root, i);
+	}
+	ck_assert_uint_eq(root, 2);
+	ck_assert_uint_eq(rb_at(&l, 2)->left, 1);
+	ck_assert_uint_eq(rb_at(&l, 2)->right, 4);
+	ck_assert_uint_eq(rb_at(&l, 4)->left, 3);
+	ck_assert_uint_eq(rb_at(&l, 4)->right, 6);
+	ck_assert_uint_eq(rb_at(&l, 6)->left, 5);
+	ck_assert_uint_eq(rb_at(&l, 6)->right, 7);
+	ck_assert(rb_at(&l, 1)->black && !rb_at(&l, 4)->black);
+	ck_assert(rb_at(&l, 3)->black && rb_at(&l, 6)->black);
+	ck_assert(!rb_at(&l, 5)->black && !rb_at(&l, 7)->black);
+	/*
+	 * erasing the root: its successor 3 takes its place, and the repair
+	 * rotates left at 4 (case 4): 6 red over 4 black (5 red under it) and 7
+	 */
+	rb_erase(&l, &root, 2);
+	ck_assert_uint_eq(root, 3);
+	ck_assert_uint_eq(rb_at(&l, 3)->left, 1);
+	ck_assert_uint_eq(rb_at(&l, 3)->right, 6);
+	ck_assert_uint_eq(rb_at(&l, 6)->left, 4);
+	ck_assert_uint_eq(rb_at(&l, 6)->right, 7);
+	ck_assert_uint_eq(rb_at(&l, 4)->right, 5);
+	ck_assert(!rb_at(&l, 6)->black && rb_at(&l, 4)->black && rb_at(&l, 7)->black);
+	ck_assert(!rb_at(&l, 5)->black);
+	ck_assert_uint_eq(rb_first(&l, root), 1);
+}
+END_TEST
+
+START_TEST(replace_keeps_the_shape)
+{
+	static struct tnode nodes[6];
+	struct rb_layout l = layout_of(nodes);
+	uint32_t root = RB_NIL;
+
+	memset(nodes, 0, sizeof(nodes));
+	for (uint32_t i = 1; i <= 3; i++) {
+		nodes[i].key = i * 10;
+		insert_key(nodes, &root, i);
+	}
+	nodes[5].key = 20;
+	rb_replace(&l, &root, 2, 5);
+	ck_assert_uint_eq(root, 5);
+	ck_assert_uint_eq(rb_at(&l, 5)->left, 1);
+	ck_assert_uint_eq(rb_at(&l, 1)->parent, 5);
+	ck_assert_uint_eq(rb_at(&l, 3)->parent, 5);
+}
+END_TEST
+
+static Suite *sim_content_suite(void)
+{
+	Suite *s = suite_create("sim_content");
+	TCase *tc = tcase_create("content");
+
+	tcase_add_test(tc, plain_checksum_equals_xxh64_of_the_bytes);
+	tcase_add_test(tc, tokens_agree_with_real_bytes);
+	tcase_add_test(tc, writing_the_old_bytes_back_restores_the_plain_token);
+	tcase_add_test(tc, overwriting_every_word_gives_the_other_plain_token);
+	tcase_add_test(tc, equal_bytes_from_different_bases_share_one_token);
+	tcase_add_test(tc, clone_is_independent);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("rbtree");
+	tcase_add_test(tc, random_inserts_and_erases_keep_the_invariants);
+	tcase_add_test(tc, ascending_inserts_give_the_kernels_shape);
+	tcase_add_test(tc, replace_keeps_the_shape);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sim_content_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

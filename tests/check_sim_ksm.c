@@ -1,0 +1,647 @@
+/*
+ * check_sim_ksm.c - the simulator's KSM semantics, one rule per test, as
+ * KSM-SEMANTICS.md states them: the worked example (also page by page through
+ * scan 2), stragglers, zero pages, smart scan's schedule, lazy counters after
+ * COW, run = 2, merge_across_nodes = 0, EBUSY on knob stores, fork children,
+ * the 6.10 and 6.18 orders, registration order, exit, munmap, chains.
+ * Each test drives the step API directly (sim.h).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+/* A machine with one process holding one region, ready to scan. */
+struct fixture {
+	struct sim *s;
+	int mm, area;
+};
+
+static struct sim *new_sim(enum wl_kernel kernel, unsigned nodes)
+{
+	struct sim_config cfg;
+	char err[128];
+	struct sim *s;
+
+	sim_config_default(&cfg);
+	cfg.kernel = kernel;
+	cfg.nr_nodes = nodes;
+	s = sim_new(&cfg, err, sizeof(err));
+	ck_assert_msg(s != NULL, "%s", err);
+	return s;
+}
+
+/* @n pages of value @value (0 = the zero page's bytes), madvised, run = 1. */
+static struct fixture identical_pages(uint64_t n, uint64_t value, uint64_t max_page_sharing)
+{
+	struct fixture f;
+
+	f.s = new_sim(WL_KERNEL_6_18, 1);
+	ck_assert_int_eq(sim_knob_store(f.s, WL_KNOB_MAX_PAGE_SHARING, max_page_sharing), 0);
+	f.mm = sim_process_new(f.s);
+	f.area = sim_mmap(f.s, f.mm, n, -1, false, 0);
+	ck_assert_int_ge(f.area, 0);
+	for (uint64_t p = 0; p < n; p++)
+		ck_assert_int_eq(sim_fill(f.s, f.area, p, value), 0);
+	ck_assert_int_eq(sim_madvise(f.s, f.area, 0, n, true), 0);
+	ck_assert_int_eq(sim_run_store(f.s, 1), 0);
+	return f;
+}
+
+/* Step ksmd until the current full scan ends; returns pages processed. */
+static uint64_t full_scan(struct sim *s)
+{
+	uint64_t n = 0, before = sim_full_scans(s);
+
+	while (sim_ksmd_step(s))
+		n++;
+	ck_assert_uint_eq(sim_full_scans(s), before + 1);
+	return n;
+}
+
+static int64_t counter(const struct sim *s, enum trace_counter c)
+{
+	int64_t v[TRACE_COUNTER_COUNT];
+
+	sim_counters(s, v);
+	return v[c];
+}
+
+static int64_t proc_field(const struct sim *s, int mm, enum trace_proc_field f)
+{
+	struct trace_proc_stat st;
+
+	sim_process_stat(s, mm, &st);
+	return st.field[f];
+}
+
+/* --- the worked example ------------------------------------------------- */
+
+START_TEST(worked_example_after_two_scans)
+{
+	struct fixture f = identical_pages(25600, 42, 256);
+
+	ck_assert_uint_eq(full_scan(f.s), 25600);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_VOLATILE), 25600);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 0);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), 100);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 25500);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_UNSHARED), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_VOLATILE), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_STABLE_NODE_CHAINS), 1);
+	ck_assert_int_eq(counter(f.s, TRACE_STABLE_NODE_DUPS), 100);
+	ck_assert_int_eq(counter(f.s, TRACE_FULL_SCANS), 2);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SCANNED), 51200);
+	ck_assert_int_eq(counter(f.s, TRACE_GENERAL_PROFIT), 102809600);
+	ck_assert_int_eq(proc_field(f.s, f.mm, TRACE_KSM_MERGING_PAGES), 25600);
+	ck_assert_int_eq(proc_field(f.s, f.mm, TRACE_KSM_PROCESS_PROFIT), 103219200);
+	ck_assert_int_eq(proc_field(f.s, f.mm, TRACE_KSM_RMAP_ITEMS), 25600);
+	sim_free(f.s);
+}
+END_TEST
+
+/* During scan 2, after k pages (q = k / 256, r = k % 256), the formulas hold. */
+START_TEST(worked_example_page_by_page)
+{
+	struct fixture f = identical_pages(25600, 42, 256);
+	uint64_t k = 0;
+
+	full_scan(f.s);
+	for (uint64_t checkpoint = 1; checkpoint <= 25600; checkpoint += 37) {
+		int64_t q, r;
+
+		while (k < checkpoint) {
+			ck_assert(sim_ksmd_step(f.s));
+			k++;
+		}
+		q = (int64_t)(k / 256);
+		r = (int64_t)(k % 256);
+		ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), q + (r >= 2));
+		ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 255 * q + (r > 1 ? r - 1 : 0));
+		ck_assert_int_eq(counter(f.s, TRACE_PAGES_UNSHARED), r == 1);
+		ck_assert_int_eq(counter(f.s, TRACE_PAGES_VOLATILE), 25600 - (int64_t)k);
+		ck_assert_int_eq(counter(f.s, TRACE_STABLE_NODE_CHAINS), k >= 258);
+		if (k >= 258)
+			ck_assert_int_eq(counter(f.s, TRACE_STABLE_NODE_DUPS),
+					 counter(f.s, TRACE_PAGES_SHARED));
+	}
+	sim_free(f.s);
+}
+END_TEST
+
+START_TEST(straggler_when_n_mod_m_is_one)
+{
+	struct fixture f = identical_pages(257, 9, 256);
+
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), 1);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 255);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_UNSHARED), 1);
+	ck_assert_int_eq(counter(f.s, TRACE_STABLE_NODE_CHAINS), 0);
+	sim_free(f.s);
+}
+END_TEST
+
+START_TEST(general_formula_for_n_and_m)
+{
+	static const uint64_t cases[][2] = { { 10, 4 }, { 1000, 16 }, { 17, 2 }, { 300, 299 } };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t n = cases[i][0], m = cases[i][1], r = n % m;
+		struct fixture f = identical_pages(n, 5, m);
+
+		full_scan(f.s);
+		full_scan(f.s);
+		ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), (int64_t)(n / m + (r >= 2)));
+		ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING),
+				 (int64_t)(n / m * (m - 1) + (r > 1 ? r - 1 : 0)));
+		sim_free(f.s);
+	}
+}
+END_TEST
+
+/* --- zero pages ---------------------------------------------------------- */
+
+START_TEST(zero_pages_merge_like_any_content_without_use_zero_pages)
+{
+	struct fixture f = identical_pages(10, 0, 256);
+
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), 1);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 9);
+	ck_assert_int_eq(counter(f.s, TRACE_KSM_ZERO_PAGES), 0);
+	sim_free(f.s);
+}
+END_TEST
+
+START_TEST(use_zero_pages_maps_the_zero_page)
+{
+	struct fixture f = identical_pages(10, 0, 256);
+
+	ck_assert_int_eq(sim_knob_store(f.s, WL_KNOB_USE_ZERO_PAGES, 1), 0);
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_KSM_ZERO_PAGES), 10);
+	ck_assert_int_eq(proc_field(f.s, f.mm, TRACE_KSM_ZERO_PAGES_PROC), 10);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), 0);
+	/* the flagless items count as volatile until the next scan frees them */
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_VOLATILE), 10);
+	ck_assert_int_eq(sim_page_frame(f.s, f.area, 3), -1);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_VOLATILE), 0);
+	ck_assert_int_eq(proc_field(f.s, f.mm, TRACE_KSM_RMAP_ITEMS), 0);
+	/* a write to a KSM zero page drops the count at once */
+	ck_assert_int_eq(sim_write(f.s, f.area, 3, 0, 1), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_KSM_ZERO_PAGES), 9);
+	ck_assert_int_eq(counter(f.s, TRACE_GENERAL_PROFIT), 9 * 4096);
+	sim_free(f.s);
+}
+END_TEST
+
+/* --- smart scan ------------------------------------------------------------ */
+
+START_TEST(smart_scan_visits_a_never_merging_page_on_schedule)
+{
+	static const int processed[] = { 1, 2, 3, 4, 6, 9, 14, 23, 32, 41, 50 };
+	struct sim *s = new_sim(WL_KERNEL_6_18, 1);
+	int mm = sim_process_new(s), area = sim_mmap(s, mm, 1, -1, false, 0);
+	size_t next = 0;
+
+	sim_fill(s, area, 0, 1234);
+	sim_madvise(s, area, 0, 1, true);
+	sim_run_store(s, 1);
+	for (int scan = 1; scan <= 50; scan++) {
+		int64_t before = counter(s, TRACE_PAGES_SCANNED);
+
+		full_scan(s);
+		if (next < sizeof(processed) / sizeof(processed[0]) && processed[next] == scan) {
+			ck_assert_msg(counter(s, TRACE_PAGES_SCANNED) == before + 1,
+				      "visit %d should be processed", scan);
+			next++;
+		} else {
+			ck_assert_msg(counter(s, TRACE_PAGES_SCANNED) == before,
+				      "visit %d should be skipped", scan);
+		}
+	}
+	ck_assert_uint_eq(next, sizeof(processed) / sizeof(processed[0]));
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SKIPPED), 50 - 11);
+	sim_free(s);
+}
+END_TEST
+
+START_TEST(smart_scan_off_visits_every_time)
+{
+	struct sim *s = new_sim(WL_KERNEL_6_18, 1);
+	int mm = sim_process_new(s), area = sim_mmap(s, mm, 1, -1, false, 0);
+
+	sim_knob_store(s, WL_KNOB_SMART_SCAN, 0);
+	sim_fill(s, area, 0, 1234);
+	sim_madvise(s, area, 0, 1, true);
+	sim_run_store(s, 1);
+	for (int scan = 1; scan <= 20; scan++)
+		ck_assert_uint_eq(full_scan(s), 1);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SKIPPED), 0);
+	sim_free(s);
+}
+END_TEST
+
+/* --- COW, laziness, stale nodes ------------------------------------------------- */
+
+START_TEST(cow_counts_drop_only_at_the_next_visit)
+{
+	struct fixture f = identical_pages(10, 7, 256);
+
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 9);
+	ck_assert_int_eq(sim_write(f.s, f.area, 4, 0, 8), 0);
+	ck_assert_int_ne(sim_page_frame(f.s, f.area, 4), sim_page_frame(f.s, f.area, 5));
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 9); /* nothing yet */
+	for (int i = 0; i < 4; i++)
+		ck_assert(sim_ksmd_step(f.s)); /* pages 0-3: steady */
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 9);
+	ck_assert(sim_ksmd_step(f.s)); /* page 4 */
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 8);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_VOLATILE), 1);
+	sim_free(f.s);
+}
+END_TEST
+
+START_TEST(cow_back_to_the_same_bytes_remerges_at_once)
+{
+	/* 6.18 keeps the pre-merge checksum: same content, merged on that visit */
+	struct fixture f = identical_pages(10, 7, 256);
+
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(sim_write(f.s, f.area, 4, 0, 7), 0); /* COW, bytes unchanged */
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 9);
+	ck_assert_int_eq(sim_page_frame(f.s, f.area, 4), sim_page_frame(f.s, f.area, 5));
+	sim_free(f.s);
+}
+END_TEST
+
+START_TEST(stale_node_drops_all_its_items_at_once)
+{
+	/* two processes share a KSM page; both COW away; the node goes stale */
+	struct sim *s = new_sim(WL_KERNEL_6_18, 1);
+	int a = sim_process_new(s), b = sim_process_new(s);
+	int aa = sim_mmap(s, a, 1, -1, false, 0), ba = sim_mmap(s, b, 1, -1, false, 0);
+
+	sim_fill(s, aa, 0, 3);
+	sim_fill(s, ba, 0, 3);
+	sim_madvise(s, aa, 0, 1, true);
+	sim_madvise(s, ba, 0, 1, true);
+	sim_run_store(s, 1);
+	full_scan(s);
+	full_scan(s);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARED), 1);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARING), 1);
+	sim_write(s, aa, 0, 0, 100);
+	sim_write(s, ba, 0, 0, 200);
+	ck_assert(sim_ksmd_step(s)); /* a's page: the node is found stale */
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARED), 0);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARING), 0);
+	ck_assert_int_eq(proc_field(s, b, TRACE_KSM_MERGING_PAGES), 0);
+	sim_free(s);
+}
+END_TEST
+
+START_TEST(munmap_counts_drop_when_the_cursor_passes)
+{
+	struct fixture f = identical_pages(10, 7, 256);
+
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(sim_munmap(f.s, f.area, 5, 5), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 9);
+	ck_assert_int_eq(proc_field(f.s, f.mm, TRACE_KSM_RMAP_ITEMS), 10);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 4);
+	ck_assert_int_eq(proc_field(f.s, f.mm, TRACE_KSM_RMAP_ITEMS), 5);
+	sim_free(f.s);
+}
+END_TEST
+
+START_TEST(unmerge_unshares_at_once_and_counts_later)
+{
+	struct fixture f = identical_pages(10, 7, 256);
+
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(sim_madvise(f.s, f.area, 0, 10, false), 0);
+	ck_assert_int_ne(sim_page_frame(f.s, f.area, 0), sim_page_frame(f.s, f.area, 1));
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 9); /* lazily */
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 0);
+	/* no mergeable VMA left: the mm lost its slot during that scan */
+	ck_assert(!sim_ksmd_runnable(f.s));
+	sim_free(f.s);
+}
+END_TEST
+
+/* --- run, knobs ---------------------------------------------------------------- */
+
+START_TEST(run_2_unmerges_and_resets)
+{
+	struct fixture f = identical_pages(100, 7, 256);
+
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(sim_run_store(f.s, 2), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_VOLATILE), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_FULL_SCANS), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SCANNED), 200); /* kept */
+	ck_assert_int_ne(sim_page_frame(f.s, f.area, 0), sim_page_frame(f.s, f.area, 1));
+	ck_assert(!sim_ksmd_runnable(f.s));
+	ck_assert_int_eq(sim_run_store(f.s, 1), 0);
+	full_scan(f.s); /* from scratch: all volatile again */
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_VOLATILE), 100);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 99);
+	ck_assert_int_eq(sim_run_store(f.s, 3), EINVAL);
+	sim_free(f.s);
+}
+END_TEST
+
+START_TEST(knob_stores_answer_ebusy_while_shared)
+{
+	struct fixture f = identical_pages(10, 7, 256);
+
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(sim_knob_store(f.s, WL_KNOB_MAX_PAGE_SHARING, 10), EBUSY);
+	ck_assert_int_eq(sim_knob_store(f.s, WL_KNOB_MAX_PAGE_SHARING, 256), 0); /* same value */
+	ck_assert_int_eq(sim_knob_store(f.s, WL_KNOB_MERGE_ACROSS_NODES, 0), EBUSY);
+	ck_assert_int_eq(sim_knob_store(f.s, WL_KNOB_MAX_PAGE_SHARING, 1), EINVAL);
+	ck_assert_int_eq(sim_knob_store_text(f.s, WL_KNOB_MERGE_ACROSS_NODES, "2"), EINVAL);
+	ck_assert_int_eq(sim_run_store(f.s, 2), 0);
+	ck_assert_int_eq(sim_knob_store(f.s, WL_KNOB_MAX_PAGE_SHARING, 10), 0);
+	ck_assert_int_eq(sim_knob_store(f.s, WL_KNOB_MERGE_ACROSS_NODES, 0), 0);
+	sim_free(f.s);
+}
+END_TEST
+
+START_TEST(advisor_owns_pages_to_scan)
+{
+	struct sim *s = new_sim(WL_KERNEL_6_18, 1);
+
+	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_ADVISOR_MODE, WL_ADVISOR_SCAN_TIME), 0);
+	ck_assert_uint_eq(sim_knob(s, WL_KNOB_PAGES_TO_SCAN), 500);
+	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_PAGES_TO_SCAN, 1000), EINVAL);
+	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_ADVISOR_MODE, WL_ADVISOR_NONE), 0);
+	ck_assert_uint_eq(sim_knob(s, WL_KNOB_PAGES_TO_SCAN), 100);
+	sim_free(s);
+}
+END_TEST
+
+/* --- NUMA ------------------------------------------------------------------------- */
+
+static struct sim *two_nodes(uint64_t merge_across_nodes)
+{
+	struct sim *s = new_sim(WL_KERNEL_6_18, 2);
+	int mm = sim_process_new(s);
+
+	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_MERGE_ACROSS_NODES, merge_across_nodes), 0);
+	for (int node = 0; node < 2; node++) {
+		int area = sim_mmap(s, mm, 4, node, false, (uint32_t)node);
+
+		for (uint64_t p = 0; p < 4; p++)
+			sim_fill(s, area, p, 5);
+		sim_madvise(s, area, 0, 4, true);
+	}
+	sim_run_store(s, 1);
+	full_scan(s);
+	full_scan(s);
+	return s;
+}
+
+START_TEST(merge_across_nodes_0_keeps_merges_inside_a_node)
+{
+	struct sim *across = two_nodes(1), *apart = two_nodes(0);
+
+	ck_assert_int_eq(counter(across, TRACE_PAGES_SHARED), 1);
+	ck_assert_int_eq(counter(across, TRACE_PAGES_SHARING), 7);
+	ck_assert_int_eq(counter(apart, TRACE_PAGES_SHARED), 2);
+	ck_assert_int_eq(counter(apart, TRACE_PAGES_SHARING), 6);
+	ck_assert_int_ne(sim_page_frame(apart, 0, 0), sim_page_frame(apart, 1, 0));
+	sim_free(across);
+	sim_free(apart);
+}
+END_TEST
+
+/* --- fork, exit, registration ------------------------------------------------------- */
+
+START_TEST(fork_child_merges_on_its_first_visit)
+{
+	struct fixture f = identical_pages(10, 7, 256);
+	int child;
+
+	full_scan(f.s);
+	full_scan(f.s);
+	child = sim_fork(f.s, f.mm);
+	ck_assert_int_ge(child, 0);
+	ck_assert_int_eq(proc_field(f.s, child, TRACE_KSM_MERGING_PAGES), 0);
+	ck_assert_int_eq(proc_field(f.s, child, TRACE_KSM_RMAP_ITEMS), 0);
+	/* the cursor was at the head: the child's slot went to the end */
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), 1);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 19);
+	ck_assert_int_eq(proc_field(f.s, child, TRACE_KSM_MERGING_PAGES), 10);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_VOLATILE), 0);
+	sim_free(f.s);
+}
+END_TEST
+
+START_TEST(forked_ksm_pages_exceed_max_page_sharing)
+{
+	struct fixture f = identical_pages(4, 7, 4);
+
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 3);
+	sim_fork(f.s, f.mm);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), 1);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 7); /* 8 mappings, limit 4 */
+	sim_free(f.s);
+}
+END_TEST
+
+START_TEST(exit_frees_items_when_ksmd_passes)
+{
+	struct sim *s = new_sim(WL_KERNEL_6_18, 1);
+	int a = sim_process_new(s), b = sim_process_new(s);
+	int aa = sim_mmap(s, a, 5, -1, false, 0), ba = sim_mmap(s, b, 5, -1, false, 0);
+
+	for (int p = 0; p < 5; p++) {
+		sim_fill(s, aa, (uint64_t)p, 3);
+		sim_fill(s, ba, (uint64_t)p, 3);
+	}
+	sim_madvise(s, aa, 0, 5, true);
+	sim_madvise(s, ba, 0, 5, true);
+	sim_run_store(s, 1);
+	full_scan(s);
+	full_scan(s);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARING), 9);
+	ck_assert_int_eq(sim_exit(s, b), 0);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARING), 9); /* lazily */
+	full_scan(s);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARING), 4);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_VOLATILE), 0);
+	sim_free(s);
+}
+END_TEST
+
+START_TEST(late_registration_is_scanned_after_a_full_scan)
+{
+	/* mm b registers while the cursor is inside mm a: it lands before a and
+	 * is first visited in the next full scan */
+	struct sim *s = new_sim(WL_KERNEL_6_18, 1);
+	int a = sim_process_new(s), b = sim_process_new(s);
+	int aa = sim_mmap(s, a, 4, -1, false, 0), ba = sim_mmap(s, b, 4, -1, false, 0);
+	int64_t scanned;
+
+	for (int p = 0; p < 4; p++) {
+		sim_fill(s, aa, (uint64_t)p, 3);
+		sim_fill(s, ba, (uint64_t)p, 3);
+	}
+	sim_madvise(s, aa, 0, 4, true);
+	sim_run_store(s, 1);
+	ck_assert(sim_ksmd_step(s)); /* cursor inside a */
+	sim_madvise(s, ba, 0, 4, true);
+	full_scan(s); /* finishes scan 1: only a's 4 pages */
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SCANNED), 4);
+	scanned = (int64_t)full_scan(s);
+	ck_assert_int_eq(scanned, 8); /* b first, then a */
+	sim_free(s);
+}
+END_TEST
+
+/* --- 6.10 vs 6.18 ------------------------------------------------------------------- */
+
+/* Pages 0-9 hold 7 and merge; page 10 holds 8, then is rewritten to 7. */
+static int64_t visits_until_merged(enum wl_kernel kernel)
+{
+	struct sim *s = new_sim(kernel, 1);
+	int mm = sim_process_new(s), area = sim_mmap(s, mm, 11, -1, false, 0);
+	int64_t scans = 0;
+
+	for (uint64_t p = 0; p < 11; p++)
+		sim_fill(s, area, p, p < 10 ? 7 : 8);
+	sim_madvise(s, area, 0, 11, true);
+	sim_run_store(s, 1);
+	full_scan(s);
+	full_scan(s);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARING), 9);
+	sim_fill(s, area, 10, 7);
+	while (counter(s, TRACE_PAGES_SHARING) == 9) {
+		full_scan(s);
+		scans++;
+		ck_assert_int_lt(scans, 5);
+	}
+	sim_free(s);
+	return scans;
+}
+
+START_TEST(kernel_6_10_merges_a_new_page_on_its_first_visit)
+{
+	ck_assert_int_eq(visits_until_merged(WL_KERNEL_6_10), 1);
+	ck_assert_int_eq(visits_until_merged(WL_KERNEL_6_18), 2);
+}
+END_TEST
+
+/* --- THP ------------------------------------------------------------------------------ */
+
+START_TEST(thp_subpages_of_one_folio_merge_after_a_split)
+{
+	struct sim *s = new_sim(WL_KERNEL_6_18, 1);
+	int mm = sim_process_new(s), area = sim_mmap(s, mm, 512, -1, true, 0);
+
+	for (uint64_t p = 0; p < 512; p++)
+		sim_fill(s, area, p, p < 2 ? 9 : 1000 + p);
+	sim_madvise(s, area, 0, 512, true);
+	sim_run_store(s, 1);
+	ck_assert_int_eq(sim_page_frame(s, area, 1), sim_page_frame(s, area, 0) + 1);
+	full_scan(s);
+	full_scan(s); /* page 1 meets page 0 of the same folio: split, no merge */
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARING), 0);
+	full_scan(s);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARED), 1);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARING), 1);
+	sim_free(s);
+}
+END_TEST
+
+static Suite *sim_ksm_suite(void)
+{
+	Suite *s = suite_create("sim_ksm");
+	TCase *tc;
+
+	tc = tcase_create("worked_example");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, worked_example_after_two_scans);
+	tcase_add_test(tc, worked_example_page_by_page);
+	tcase_add_test(tc, straggler_when_n_mod_m_is_one);
+	tcase_add_test(tc, general_formula_for_n_and_m);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("zero_pages");
+	tcase_add_test(tc, zero_pages_merge_like_any_content_without_use_zero_pages);
+	tcase_add_test(tc, use_zero_pages_maps_the_zero_page);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("smart_scan");
+	tcase_add_test(tc, smart_scan_visits_a_never_merging_page_on_schedule);
+	tcase_add_test(tc, smart_scan_off_visits_every_time);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("laziness");
+	tcase_add_test(tc, cow_counts_drop_only_at_the_next_visit);
+	tcase_add_test(tc, cow_back_to_the_same_bytes_remerges_at_once);
+	tcase_add_test(tc, stale_node_drops_all_its_items_at_once);
+	tcase_add_test(tc, munmap_counts_drop_when_the_cursor_passes);
+	tcase_add_test(tc, unmerge_unshares_at_once_and_counts_later);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("sysfs");
+	tcase_add_test(tc, run_2_unmerges_and_resets);
+	tcase_add_test(tc, knob_stores_answer_ebusy_while_shared);
+	tcase_add_test(tc, advisor_owns_pages_to_scan);
+	tcase_add_test(tc, merge_across_nodes_0_keeps_merges_inside_a_node);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("processes");
+	tcase_add_test(tc, fork_child_merges_on_its_first_visit);
+	tcase_add_test(tc, forked_ksm_pages_exceed_max_page_sharing);
+	tcase_add_test(tc, exit_frees_items_when_ksmd_passes);
+	tcase_add_test(tc, late_registration_is_scanned_after_a_full_scan);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("versions");
+	tcase_add_test(tc, kernel_6_10_merges_a_new_page_on_its_first_visit);
+	tcase_add_test(tc, thp_subpages_of_one_folio_merge_after_a_split);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sim_ksm_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,394 @@
+/*
+ * check_sim_state.c - the simulator as a value (clone, hash, equality) and
+ * as a workload runner (sim_driver.c): clones evolve identically, equal
+ * states hash equal, runs are deterministic, traces carry rows, process
+ * stats and event outcomes, and failing expectations fail the run.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_driver.h"
+#include "rng.h"
+
+static struct sim *build(void)
+{
+	struct sim_config cfg;
+	char err[128];
+	struct sim *s;
+	int mm, area;
+
+	sim_config_default(&cfg);
+	s = sim_new(&cfg, err, sizeof(err));
+	ck_assert_ptr_nonnull(s);
+	mm = sim_process_new(s);
+	area = sim_mmap(s, mm, 40, -1, false, 0);
+	for (uint64_t p = 0; p < 40; p++)
+		sim_fill(s, area, p, p % 3);
+	sim_write(s, area, 7, 100, 5);
+	sim_madvise(s, area, 0, 40, true);
+	sim_run_store(s, 1);
+	return s;
+}
+
+START_TEST(a_clone_evolves_identically)
+{
+	struct sim *s = build(), *c;
+
+	for (int i = 0; i < 50; i++)
+		sim_ksmd_step(s);
+	c = sim_clone(s);
+	ck_assert_ptr_nonnull(c);
+	ck_assert(sim_equal(s, c));
+	ck_assert_uint_eq(sim_hash(s), sim_hash(c));
+	for (int i = 0; i < 200; i++) {
+		ck_assert_int_eq(sim_ksmd_step(s), sim_ksmd_step(c));
+		if (i == 100) {
+			ck_assert_int_eq(sim_write(s, 0, 3, 8, 77), 0);
+			ck_assert(!sim_equal(s, c));
+			ck_assert_int_eq(sim_write(c, 0, 3, 8, 77), 0);
+		}
+		ck_assert(sim_equal(s, c));
+		ck_assert_uint_eq(sim_hash(s), sim_hash(c));
+	}
+	sim_free(s);
+	/* the clone owns its memory */
+	for (int i = 0; i < 50; i++)
+		sim_ksmd_step(c);
+	sim_free(c);
+}
+END_TEST
+
+START_TEST(equal_states_built_apart_hash_equal)
+{
+	struct sim *a = build(), *b = build();
+
+	for (int i = 0; i < 77; i++) {
+		sim_ksmd_step(a);
+		sim_ksmd_step(b);
+	}
+	ck_assert(sim_equal(a, b));
+	ck_assert_uint_eq(sim_hash(a), sim_hash(b));
+	sim_ksmd_step(a);
+	ck_assert(!sim_equal(a, b));
+	ck_assert_uint_ne(sim_hash(a), sim_hash(b));
+	sim_free(a);
+	sim_free(b);
+}
+END_TEST
+
+START_TEST(equal_bytes_reached_differently_are_equal)
+{
+	/* one page written 5 then restored: same bytes as never written */
+	struct sim *a = build(), *b = build();
+
+	ck_assert_int_eq(sim_write(a, 0, 2, 0, 5), 0);
+	ck_assert_int_eq(sim_write(a, 0, 2, 0, 2), 0);
+	/* the write cycle left PTE dirty/soft-dirty bits as b has them (filled) */
+	ck_assert(sim_equal(a, b));
+	sim_free(a);
+	sim_free(b);
+}
+END_TEST
+
+/* --- steps -------------------------------------------------------------------------- */
+
+START_TEST(enabled_steps_follow_the_state)
+{
+	static const uint64_t values[] = { 1, 2 };
+	struct sim_alphabet alpha = { .values = values, .nvalues = 2, .writes = true,
+				      .unmerge = true, .fork = true, .exit = true };
+	struct sim *s = build();
+	struct sim_step steps[256];
+	size_t n = sim_enabled_steps(s, &alpha, steps, 256);
+
+	/* ksmd, then 40 pages x (2 writes + 1 unmerge), then fork and exit */
+	ck_assert_uint_eq(n, 1 + 40 * 3 + 2);
+	ck_assert_int_eq(steps[0].kind, SIM_STEP_KSMD);
+	ck_assert_int_eq(steps[1].kind, SIM_STEP_WRITE);
+	ck_assert_int_eq(steps[n - 1].kind, SIM_STEP_EXIT);
+	ck_assert_int_eq(sim_run_store(s, 0), 0);
+	ck_assert_uint_eq(sim_enabled_steps(s, &alpha, steps, 0), 40 * 3 + 2); /* no ksmd */
+	sim_free(s);
+}
+END_TEST
+
+/* A long random walk over enabled steps: a clone taking the same step stays
+ * equal, and no counter ever goes negative. */
+START_TEST(random_walk_stays_sane_and_deterministic)
+{
+	static const uint64_t values[] = { 0, 1, 2 };
+	struct sim_step extra[] = {
+		{ .kind = SIM_STEP_RUN, .value = 1 },
+		{ .kind = SIM_STEP_RUN, .value = 2 },
+		{ .kind = SIM_STEP_KNOB, .knob = WL_KNOB_USE_ZERO_PAGES, .value = 1 },
+		{ .kind = SIM_STEP_KNOB, .knob = WL_KNOB_MAX_PAGE_SHARING, .value = 3 },
+	};
+	struct sim_alphabet alpha = { .values = values, .nvalues = 3, .offset = 0,
+				      .writes = true, .unmerge = true, .unmap = true,
+				      .fork = true, .exit = true, .extra = extra, .nextra = 4 };
+	struct sim *s = build();
+	struct wl_rng rng = wl_rng_stream(11, 0);
+	static struct sim_step steps[4096];
+
+	for (int i = 0; i < 3000; i++) {
+		size_t n = sim_enabled_steps(s, &alpha, steps, 4096);
+		struct sim_step st;
+		struct sim *c;
+		int64_t v[TRACE_COUNTER_COUNT];
+
+		ck_assert_uint_gt(n, 0);
+		ck_assert_uint_le(n, 4096);
+		/* mostly ksmd, so that merging happens between the user's steps */
+		st = steps[0].kind == SIM_STEP_KSMD && wl_rng_below(&rng, 3)
+			     ? steps[0] : steps[wl_rng_below(&rng, n)];
+		if (st.kind == SIM_STEP_FORK && sim_nprocesses(s) > 6)
+			continue;
+		c = sim_clone(s);
+		sim_apply(s, &st);
+		sim_apply(c, &st);
+		ck_assert(sim_equal(s, c));
+		sim_free(c);
+		sim_counters(s, v);
+		for (int k = 0; k < TRACE_COUNTER_COUNT; k++)
+			if (k != TRACE_GENERAL_PROFIT)
+				ck_assert_int_ge(v[k], 0);
+	}
+	sim_free(s);
+}
+END_TEST
+
+/* --- the driver ----------------------------------------------------------------- */
+
+static struct workload *parse(const char *text)
+{
+	struct workload *wl;
+	struct wl_error err;
+
+	if (wl_parse_buffer(text, strlen(text), "t.wl", &wl, &err) != 0)
+		ck_abort_msg("%s", err.text);
+	return wl;
+}
+
+static struct trace *run_ok(const struct workload *wl, bool per_batch)
+{
+	struct sim_run_options opt = { .per_batch = per_batch };
+	struct trace *t;
+	char err[512];
+
+	if (sim_run_workload(wl, &opt, &t, err, sizeof(err)) != 0)
+		ck_abort_msg("run failed: %s", err);
+	return t;
+}
+
+START_TEST(a_run_has_a_row_per_full_scan)
+{
+	struct workload *wl = parse("[global]\nscans = 4\nmax_page_sharing = 16\n"
+				    "[region a]\npages = 1000\nfill = same\nvalue = 9\n");
+	struct trace *t = run_ok(wl, false);
+
+	/* scan 0 (after setup) and four full scans */
+	ck_assert_uint_eq(t->nrows, 5);
+	for (size_t i = 0; i < 5; i++) {
+		ck_assert_uint_eq(t->row[i].scan, i);
+		ck_assert_int_eq(t->row[i].kind, TRACE_ROW_SCAN);
+		ck_assert_int_eq(t->row[i].counter[TRACE_FULL_SCANS], (int64_t)i);
+		ck_assert(t->row[i].proc[0].present);
+	}
+	ck_assert_int_eq(t->row[0].counter[TRACE_PAGES_SCANNED], 0);
+	ck_assert_int_eq(t->row[0].proc[0].field[TRACE_KSM_MERGEABLE], 1);
+	ck_assert_int_eq(t->row[2].counter[TRACE_PAGES_SHARED], 63);
+	ck_assert_int_eq(t->row[2].counter[TRACE_PAGES_SHARING], 937);
+	ck_assert_int_eq(t->row[2].counter[TRACE_STABLE_NODE_DUPS], 63);
+	ck_assert(t->row[4].time_ns > t->row[1].time_ns);
+	ck_assert_str_eq(t->source, "sim");
+	ck_assert(t->time_simulated);
+	trace_free(t);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(per_batch_rows_come_between_scans)
+{
+	struct workload *wl = parse("[global]\nscans = 2\npages_to_scan = 30\n"
+				    "[region a]\npages = 100\nfill = unique\n");
+	struct trace *t = run_ok(wl, true);
+	size_t batches = 0, scans = 0;
+
+	for (size_t i = 0; i < t->nrows; i++) {
+		if (t->row[i].kind == TRACE_ROW_BATCH)
+			batches++;
+		else
+			scans++;
+	}
+	ck_assert_uint_eq(scans, 3); /* 0, 1, 2 */
+	/* 100 pages at 30 a batch: 4 batches, the wrap ends the 4th (10 pages) */
+	ck_assert_uint_eq(batches, 8);
+	trace_free(t);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(runs_are_deterministic)
+{
+	struct workload *wl = parse(
+		"[global]\nscans = 6\nseed = 9\n"
+		"[region a]\npages = 300\nfill = groups\ngroups = 100x1,100x2,100x3\n"
+		"[writer w]\nregion = a\npages = random:40\noffset = random:0-4088\n"
+		"value = fresh\nwhen = every-scan\nuntil = 3\n");
+	struct trace *a = run_ok(wl, false), *b = run_ok(wl, false);
+
+	ck_assert(trace_equal(a, b));
+	trace_free(a);
+	trace_free(b);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(event_outcomes_are_recorded)
+{
+	struct workload *wl = parse(
+		"[global]\nscans = 4\n[region a]\npages = 10\nfill = same\nvalue = 1\n"
+		"[event busy]\nat = after-scan:2\naction = set\nset = max_page_sharing=10\n"
+		"expect = EBUSY\n"
+		"[event stop]\nat = after-scan:2\naction = run\nrun = 2\n"
+		"[event go]\nat = after-scan:2\naction = run\nrun = 1\n"
+		"[event now]\nat = after-scan:2\naction = set\nset = max_page_sharing=10\n");
+	struct trace *t = run_ok(wl, false);
+
+	ck_assert_uint_eq(t->noutcomes, 4);
+	ck_assert_str_eq(t->outcome[0].event, "busy");
+	ck_assert_int_eq(t->outcome[0].error, EBUSY);
+	ck_assert_int_eq(t->outcome[3].error, 0);
+	/* run = 2 reset the kernel's full_scans; the trace keeps counting */
+	ck_assert_uint_eq(t->row[3].scan, 3);
+	ck_assert_int_eq(t->row[3].counter[TRACE_FULL_SCANS], 1);
+	ck_assert_int_eq(t->row[3].counter[TRACE_PAGES_VOLATILE], 10);
+	ck_assert_int_eq(t->row[4].counter[TRACE_PAGES_SHARING], 9);
+	trace_free(t);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(an_unexpected_answer_fails_the_run)
+{
+	struct workload *wl = parse(
+		"[global]\nscans = 4\n[region a]\npages = 10\nfill = same\nvalue = 1\n"
+		"[event busy]\nat = after-scan:2\naction = set\nset = max_page_sharing=10\n");
+	struct sim_run_options opt = { 0 };
+	struct trace *t;
+	char err[512];
+
+	ck_assert_int_eq(sim_run_workload(wl, &opt, &t, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "[event busy] after scan 2: the store answered EBUSY, the workload "
+			      "expects ok");
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(t->nrows, 3); /* scans 0, 1, 2: the failure came after 2 */
+	trace_free(t);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(forked_and_exited_processes_come_and_go)
+{
+	struct workload *wl = parse(
+		"[global]\nscans = 5\n[region a]\npages = 10\nfill = same\nvalue = 1\n"
+		"[event f]\nat = after-scan:2\naction = fork\nprocess = main\nchild = kid\n"
+		"[event x]\nat = after-scan:3\naction = exit\nprocess = kid\n");
+	struct trace *t = run_ok(wl, false);
+
+	ck_assert_uint_eq(t->nprocs, 2);
+	ck_assert(!t->row[2].proc[1].present);
+	ck_assert(t->row[3].proc[1].present);
+	ck_assert_int_eq(t->row[3].proc[1].field[TRACE_KSM_MERGING_PAGES], 10);
+	ck_assert_int_eq(t->row[3].counter[TRACE_PAGES_SHARING], 19);
+	ck_assert(!t->row[4].proc[1].present);
+	ck_assert_int_eq(t->row[5].counter[TRACE_PAGES_SHARING], 9);
+	trace_free(t);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(time_limited_runs_end_with_a_row)
+{
+	struct workload *wl = parse(
+		"[global]\ntime = 2s\n[region a]\npages = 50\nfill = same\nvalue = 1\n"
+		"[writer w]\nregion = a\npages = 0-9\nvalue = fresh\nwhen = continuous\nrate = 100\n");
+	struct trace *t = run_ok(wl, false);
+	const struct trace_row *last = &t->row[t->nrows - 1];
+
+	ck_assert_int_eq(last->kind, TRACE_ROW_BATCH);
+	ck_assert_uint_ge(last->time_ns, 2000000000u);
+	/* the written pages never settle; the other 40 merge */
+	ck_assert_int_eq(last->counter[TRACE_PAGES_SHARED] + last->counter[TRACE_PAGES_SHARING], 40);
+	trace_free(t);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(every_shipped_workload_runs)
+{
+	static const char *const files[] = {
+		"chains.wl", "chains-straggler.wl", "cow-remerge.wl", "fork.wl",
+		"ksm-tests-cow.wl", "ksm-tests-merge.wl", "ksm-tests-merge-prctl.wl",
+		"ksm-tests-numa.wl", "ksm-tests-unmerge.wl", "ksm-tests-zero-pages-0.wl",
+		"ksm-tests-zero-pages-1.wl", "munmap-middle.wl", "registration-order.wl",
+		"smart-scan-unique.wl", "unmerge-part-of-chain.wl", "volatile-half.wl",
+	};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[512];
+		struct workload *wl;
+		struct wl_error werr;
+		struct trace *t;
+
+		snprintf(path, sizeof(path), "%s/workloads/%s", SRCDIR, files[i]);
+		if (wl_parse_file(path, &wl, &werr) != 0)
+			ck_abort_msg("%s", werr.text);
+		t = run_ok(wl, false);
+		ck_assert_uint_eq(t->nrows, wl->stop_scans + 1);
+		trace_free(t);
+		wl_free(wl);
+	}
+}
+END_TEST
+
+static Suite *sim_state_suite(void)
+{
+	Suite *s = suite_create("sim_state");
+	TCase *tc = tcase_create("value");
+
+	tcase_add_test(tc, a_clone_evolves_identically);
+	tcase_add_test(tc, equal_states_built_apart_hash_equal);
+	tcase_add_test(tc, equal_bytes_reached_differently_are_equal);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("steps");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, enabled_steps_follow_the_state);
+	tcase_add_test(tc, random_walk_stays_sane_and_deterministic);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("driver");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_run_has_a_row_per_full_scan);
+	tcase_add_test(tc, per_batch_rows_come_between_scans);
+	tcase_add_test(tc, runs_are_deterministic);
+	tcase_add_test(tc, event_outcomes_are_recorded);
+	tcase_add_test(tc, an_unexpected_answer_fails_the_run);
+	tcase_add_test(tc, forked_and_exited_processes_come_and_go);
+	tcase_add_test(tc, time_limited_runs_end_with_a_row);
+	tcase_add_test(tc, every_shipped_workload_runs);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sim_state_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
