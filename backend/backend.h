@@ -1,0 +1,206 @@
+/*
+ * backend.h - ksmkit's real-kernel backend: run a workload on this machine's
+ * KSM, safely, and return the same trace the simulator produces.
+ *
+ * kb_run() executes a parsed workload (workload.h) on the running kernel:
+ * real forked processes map, fill and mark their regions, ksmd scans them,
+ * and the backend runs in lockstep with the kernel's full_scans counter so
+ * that every "after-scan:N" step happens between two full scans, as the
+ * simulator executes it. The result is a struct trace (trace.h) with one row
+ * per full scan, plus optionally the page-level merge partition (which pages
+ * share one physical page), the soft-dirty sets a PTE dirty-bit detector
+ * would have seen, and ksm_tests-style measurements.
+ *
+ * KSM is global state shared with everyone on the machine, so kb_run():
+ *   - refuses to start (unless forced) when someone else's pages are merged
+ *     or another process has mergeable memory, and when the workload needs
+ *     more than 80% of MemAvailable;
+ *   - skips (KB_SKIPPED) when not root, without KSM, or when the workload
+ *     names a NUMA node this machine does not have;
+ *   - runs one backend at a time (a lock under KB_STATE_DIR; a second caller
+ *     waits for the first);
+ *   - saves every writable knob under /sys/kernel/mm/ksm first, also to a
+ *     state file, and restores them on every exit path: the caller's process
+ *     is the guardian of a forked runner process, and restores after the
+ *     runner ends however it ends, SIGKILL included; if the guardian itself is
+ *     killed, the next kb_run() restores from the state file before it starts.
+ *
+ * Nothing here prints: messages go to the caller's buffer, notes and
+ * progress to the caller's callbacks.
+ */
+#ifndef KSMKIT_BACKEND_H
+#define KSMKIT_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace.h"
+#include "workload.h"
+
+/* Where the lock and the saved-knobs state file live. */
+#define KB_STATE_DIR "/run/ksmkit"
+/* Held (flock) by a running backend; holds "guardian PID\nrunner PID\n". */
+#define KB_LOCK_FILE KB_STATE_DIR "/backend.lock"
+/* The knobs saved before a run; present only while a run is unrestored. */
+#define KB_SAVED_FILE KB_STATE_DIR "/saved-knobs"
+
+/* What kb_run() answers; the values are ksmkit's exit codes. */
+enum kb_status {
+	KB_OK = 0,
+	KB_FAILED = 1,    /* the run failed, was interrupted, or was refused */
+	KB_BAD_INPUT = 2, /* the request cannot be run as given */
+	KB_SKIPPED = 77,  /* this machine cannot run it: not root, no KSM, no such node */
+};
+
+/* ksm_tests-style measurements (same definitions as its -P, -C, -D, -H). */
+enum kb_measure {
+	KB_MEASURE_NONE,
+	KB_MEASURE_MERGE,   /* -P: MADV_MERGEABLE until two full scans are done */
+	KB_MEASURE_COW,     /* -C: a write event on merged pages vs the same writes unmerged */
+	KB_MEASURE_UNMERGE, /* -D: MADV_UNMERGEABLE of merged regions */
+	KB_MEASURE_THP,     /* -H: as merge, every region backed by huge pages */
+};
+
+/* When the page-level partition is captured. */
+enum kb_pages_when {
+	KB_PAGES_NONE,
+	KB_PAGES_FINAL,      /* after the last scan */
+	KB_PAGES_EVERY_SCAN, /* after every full scan (ksmd paused meanwhile) */
+};
+
+/* Handed to the progress callback about four times a second. */
+struct kb_progress {
+	uint64_t scans_done;    /* full scans since the workload started */
+	uint64_t scans_wanted;  /* the workload's scans = N, or 0 with time = T */
+	int64_t pages_sharing;  /* the kernel's counter, now */
+	uint64_t elapsed_ns;    /* since the workload's setup was done */
+	uint64_t time_wanted_ns; /* the workload's time = T, or 0 with scans = N */
+};
+
+typedef void (*kb_progress_fn)(const struct kb_progress *progress, void *arg);
+/* A note worth telling the user ("waiting for another backend"), one line. */
+typedef void (*kb_note_fn)(const char *note, void *arg);
+
+struct kb_options {
+	bool force;                /* run even though others use KSM (their pages count too) */
+	bool per_batch;            /* also one TRACE_ROW_BATCH row per ksmd batch */
+	enum kb_pages_when pages;  /* page-level partition capture */
+	bool soft_dirty;           /* capture soft-dirty sets per scan interval; this
+				      write-protects the workload's PTEs at every scan end */
+	enum kb_measure measure;
+	uint64_t lock_wait_ns;     /* how long to wait for another backend; 0: the
+				      workload's timeout */
+	kb_progress_fn progress;   /* called in the runner process; may be NULL */
+	void *progress_arg;
+	kb_note_fn note;           /* may be NULL */
+	void *note_arg;
+};
+
+/* kb_page.flags */
+#define KB_PAGE_PRESENT 0x1u /* a page is mapped (pfn is valid) */
+#define KB_PAGE_KSM 0x2u     /* KPF_KSM: a KSM page */
+#define KB_PAGE_ZERO 0x4u    /* the kernel's zero page (use_zero_pages) */
+#define KB_PAGE_THP 0x8u     /* part of a transparent huge page */
+
+/* One region page of one process, as the kernel maps it. */
+struct kb_page {
+	uint64_t scan;   /* captured after this full scan */
+	uint32_t proc;   /* index into workload->procs */
+	uint32_t region; /* index into workload->regions */
+	uint64_t page;   /* page index in the region */
+	uint64_t pfn;    /* physical frame (root only); 0 when not present */
+	uint32_t flags;  /* KB_PAGE_* */
+};
+
+/* A region page whose soft-dirty bit was set when a scan ended. */
+struct kb_dirty_page {
+	uint64_t scan;   /* written between the end of scan - 1 and the end of scan */
+	uint32_t proc;
+	uint32_t region;
+	uint64_t page;
+};
+
+struct kb_measurement {
+	enum kb_measure kind;  /* KB_MEASURE_NONE: nothing was measured */
+	uint64_t bytes;        /* memory covered: mergeable regions (merge, thp),
+				  pages written (cow), regions unmerged (unmerge) */
+	uint64_t time_ns;      /* merge, thp: from MADV_MERGEABLE until two full
+				  scans are done; cow: the writes to merged pages;
+				  unmerge: MADV_UNMERGEABLE */
+	uint64_t base_time_ns; /* cow: the same writes to pages never merged */
+	uint64_t huge_ranges;  /* thp: 2 MiB ranges a huge page backed at setup */
+	uint64_t ranges;       /* thp: 2 MiB ranges in the measured regions */
+};
+
+struct kb_result {
+	struct trace *trace;       /* NULL when the run never started */
+	struct kb_page *pages;     /* kb_options.pages captures, in capture order */
+	size_t npages;             /* entries in pages */
+	struct kb_dirty_page *dirty; /* kb_options.soft_dirty captures */
+	size_t ndirty;             /* entries in dirty */
+	struct kb_measurement measurement;
+	uint64_t invalid_rows;     /* rows where a scan overlapped a step */
+};
+
+/* Defaults: no force, no extras, no callbacks. */
+void kb_options_init(struct kb_options *opt);
+
+/*
+ * Run @wl on the kernel's KSM with @opt. Returns a KB_* status; anything but
+ * KB_OK comes with one line in @msg (e.g. "another process has mergeable
+ * memory: pid 812 (qemu-system-x86); use --force to run anyway"). @res is
+ * always initialized and owned by the caller afterwards (kb_result_free),
+ * and holds the trace as far as the run got, also on failure. Every KSM knob
+ * is as it was when this returns, whatever the status, unless restoring
+ * itself failed, which is reported as KB_FAILED naming the knob.
+ */
+int kb_run(const struct workload *wl, const struct kb_options *opt, struct kb_result *res,
+	   char *msg, size_t msglen);
+
+void kb_result_free(struct kb_result *res);
+
+/* "merge", "cow", "unmerge", "thp" (and "none"); lookup returns -1 if unknown. */
+const char *kb_measure_name(enum kb_measure measure);
+int kb_measure_lookup(const char *name);
+
+/*
+ * CSV of the captures, with process and region names from @wl:
+ *   pages: scan,process,region,page,pfn,present,ksm,zero,thp
+ *   soft-dirty: scan,process,region,page
+ * A first line "# ksmkit-pages 1" / "# ksmkit-soft-dirty 1" names the format.
+ * Return 0, or -1 on an output error (errno set).
+ */
+int kb_write_pages_csv(const struct kb_result *res, const struct workload *wl, FILE *out);
+int kb_write_dirty_csv(const struct kb_result *res, const struct workload *wl, FILE *out);
+
+/*
+ * The writable knobs under /sys/kernel/mm/ksm, saved as text. kb_run() uses
+ * these itself; they are public for tests and tools that change knobs and
+ * must put them back.
+ */
+#define KB_KNOBS_MAX 32
+#define KB_KNOB_TEXT_MAX 48
+struct kb_knob_set {
+	size_t n; /* knobs in knob[], in the order they are written back */
+	struct kb_knob {
+		char name[KB_KNOB_TEXT_MAX];  /* sysfs file name */
+		char value[KB_KNOB_TEXT_MAX]; /* as read ("none" for advisor_mode "[none] scan-time") */
+	} knob[KB_KNOBS_MAX];
+};
+
+/* Read every writable knob. Returns 0, or -1 with a message. */
+int kb_knobs_save(struct kb_knob_set *set, char *msg, size_t msglen);
+
+/*
+ * Write back every knob of @set that differs from the kernel's value now, in
+ * an order the kernel accepts (run = 0 first, run last). Keeps going after a
+ * failure; returns 0, or -1 with the failed knobs named in @msg.
+ */
+int kb_knobs_restore(const struct kb_knob_set *set, char *msg, size_t msglen);
+
+/* The value of knob @name in @set, or NULL. */
+const char *kb_knobs_get(const struct kb_knob_set *set, const char *name);
+
+#endif

@@ -1,0 +1,301 @@
+/*
+ * kb_internal.h - what the backend's files share and nobody else sees: small
+ * I/O helpers, the knob store, the lock, the preflight checks, counter
+ * sampling, page captures, the workload processes and their command protocol,
+ * and the runner, guardian and continuous-writer entry points.
+ *
+ * Process model (kb_guard.c has the whole story): the caller of kb_run() is
+ * the guardian; it forks one runner; the runner forks one workload process
+ * per initial workload process, and those fork the others on fork events.
+ * The runner and the workload processes share a process group whose id is
+ * the runner's pid, so the guardian can end them all at once.
+ */
+#ifndef KSMKIT_KB_INTERNAL_H
+#define KSMKIT_KB_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backend.h"
+
+#define KB_KSM_DIR "/sys/kernel/mm/ksm"
+#define KB_PAGE_SIZE ((uint64_t)WL_PAGE_SIZE)
+#define KB_HUGE_SIZE (UINT64_C(2) << 20)
+#define KB_NSEC UINT64_C(1000000000)
+
+#define KB_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/* ---- kb_util.c: time, files, messages ------------------------------------ */
+
+/* CLOCK_MONOTONIC_RAW in ns, the clock ksm_tests measures with. */
+uint64_t kb_now_ns(void);
+void kb_sleep_ns(uint64_t ns);
+/* Format a message into @msg; always returns -1, for `return kb_fail(...)`. */
+int kb_fail(char *msg, size_t len, const char *fmt, ...) KB_PRINTF(3, 4);
+/* Append "; " and a message to what @msg already holds. */
+void kb_append(char *msg, size_t len, const char *fmt, ...) KB_PRINTF(3, 4);
+/* Read up to @len - 1 bytes of @path, NUL-terminated. Bytes read, or -1 (errno). */
+ssize_t kb_read_file(const char *path, char *buf, size_t len);
+/* Write @text to @path in one write(). 0, or the positive errno. */
+int kb_write_file(const char *path, const char *text);
+/* Parse the signed decimal at the start of what pread(@fd, 0) gives. 0 or -1. */
+int kb_pread_int(int fd, int64_t *value);
+/* All of @len bytes, retrying on EINTR and short transfers. 0 or -1 (errno;
+ * EPIPE when the other side closed). */
+int kb_write_full(int fd, const void *buf, size_t len);
+int kb_read_full(int fd, void *buf, size_t len);
+/* "EBUSY" for EBUSY, strerror-free names for the errors knob stores give. */
+const char *kb_errno_name(int err);
+/* "1.5 GiB", "512 KiB" */
+const char *kb_size_text(uint64_t bytes, char *buf, size_t len);
+/* The process's command name (comm), or "?" */
+void kb_comm_of(pid_t pid, char *buf, size_t len);
+
+/* ---- kb_knobs.c: the knob store --------------------------------------------- */
+
+/* Write @text to knob @name. 0, or the positive errno the kernel answered. */
+int kb_knob_store(const char *name, const char *text);
+/* The knob's current value as kb_knob_set holds it. 0, or -1 (errno). */
+int kb_knob_read(const char *name, char *buf, size_t len);
+bool kb_knob_exists(const char *name);
+/* Write every knob of @wl's [global] (defaults included) in a valid order,
+ * starting with run = 0; run itself is left at 0. 0, or -1 with a message. */
+int kb_knobs_apply_workload(const struct workload *wl, char *msg, size_t len);
+/* The state file: write @set (atomically), read it back. 0, or -1 with a
+ * message; reading a missing file gives -1 with errno ENOENT. */
+int kb_knobs_write_file(const struct kb_knob_set *set, const char *path, char *msg, size_t len);
+int kb_knobs_read_file(struct kb_knob_set *set, const char *path, pid_t *saver, char *msg,
+		       size_t len);
+
+/* ---- kb_lock.c: one backend at a time ---------------------------------------- */
+
+struct kb_lock {
+	int fd; /* the open, flock()ed KB_LOCK_FILE, or -1 */
+};
+
+/* Take the lock, waiting up to @wait_ns for another backend (a note says so).
+ * 0, or -1 with a message naming the holder. */
+int kb_lock_acquire(struct kb_lock *lock, uint64_t wait_ns, const struct kb_options *opt,
+		    char *msg, size_t len);
+/* Record who holds it, for people and tests: "guardian PID\nrunner PID\n". */
+void kb_lock_note_pids(struct kb_lock *lock, pid_t guardian, pid_t runner);
+void kb_lock_release(struct kb_lock *lock);
+
+/* ---- kb_preflight.c: may this run start here? --------------------------------- */
+
+/* The measurement's needs (bad input first, whatever the machine), then
+ * root, KSM, NUMA nodes, soft-dirty and THP when asked for.
+ * KB_OK, or KB_BAD_INPUT / KB_SKIPPED with the reason. */
+int kb_check_machine(const struct workload *wl, const struct kb_options *opt, char *msg,
+		     size_t len);
+/* Someone else using KSM: merged pages, or processes (other than this one)
+ * with mergeable memory. 0 nobody, 1 somebody (named in @msg), -1 error. */
+int kb_check_others(char *msg, size_t len);
+/* Whether another process (outside @our_pgid) has pages merged by KSM now. */
+bool kb_others_have_merged(pid_t our_pgid, char *who, size_t len);
+/* The workload's memory against 80% of MemAvailable. 0, or -1 with a message. */
+int kb_check_memory(const struct workload *wl, char *msg, size_t len);
+/* NUMA nodes with memory, from sysfs (1 without NUMA). */
+int kb_node_count(void);
+bool kb_node_has_memory(int node);
+
+/* ---- kb_sample.c: counters and the trace row ---------------------------------- */
+
+struct kb_sampler {
+	int counter_fd[TRACE_COUNTER_COUNT]; /* open /sys/kernel/mm/ksm files; -1 if absent */
+	pid_t ksmd;          /* ksmd's pid, 0 when not found */
+	int ksmd_fd;         /* its schedstat (ns) or stat (ticks), -1 if unknown */
+	bool ksmd_schedstat; /* which of the two ksmd_fd is */
+	uint64_t ksmd_cpu0;  /* ksmd CPU ns when the run started */
+};
+
+int kb_sampler_open(struct kb_sampler *s, char *msg, size_t len);
+void kb_sampler_close(struct kb_sampler *s);
+/* One counter now. 0, or -1 (absent counters read as 0 and succeed). */
+int kb_sample_counter(const struct kb_sampler *s, enum trace_counter c, int64_t *value);
+int kb_sample_counters(const struct kb_sampler *s, int64_t counter[TRACE_COUNTER_COUNT]);
+/* ksmd's CPU time in ns since boot (0 if unknown). */
+uint64_t kb_ksmd_cpu_ns(const struct kb_sampler *s);
+/* /proc/@pid/ksm_stat into @ps (present = true). 0, or -1 (errno). Sets
+ * *@has_mergeable when the kernel prints the ksm_mergeable line (6.14+). */
+int kb_read_ksm_stat(pid_t pid, struct trace_proc_stat *ps, bool *has_mergeable);
+
+/* ---- kb_proc.c / kb_worker.c: workload processes ------------------------------ */
+
+/* Commands the runner sends a workload process over its socket. */
+enum kb_op {
+	KB_OP_RESERVE, /* reserve the address range of its regions; reply.value = base */
+	KB_OP_MAP,     /* map a region: node (or -1), flags KB_CMD_HUGE */
+	KB_OP_FILL,    /* write the region's initial contents */
+	KB_OP_MERGE,   /* madvise(MADV_MERGEABLE) on kb_range payload, or prctl */
+	KB_OP_UNMERGE, /* madvise(MADV_UNMERGEABLE) on kb_range payload, or prctl */
+	KB_OP_UNMAP,   /* munmap of kb_range payload */
+	KB_OP_WRITE,   /* kb_write payload; KB_CMD_RESTORE puts the initial values back */
+	KB_OP_FORK,    /* fork; the child's socket comes with SCM_RIGHTS; reply.value = pid */
+	KB_OP_EXIT,    /* reply, then exit without unmerging (a workload exit event) */
+	KB_OP_QUIT,    /* unmerge everything, unmap, reply (elapsed = unmerge), exit */
+};
+
+#define KB_CMD_HUGE 0x1u    /* KB_OP_MAP: MADV_HUGEPAGE (else MADV_NOHUGEPAGE) */
+#define KB_CMD_PRCTL 0x2u   /* KB_OP_MERGE/UNMERGE: PR_SET_MEMORY_MERGE instead */
+#define KB_CMD_RESTORE 0x4u /* KB_OP_WRITE: untimed, refill the pages afterwards */
+
+struct kb_cmd {
+	uint32_t op;     /* enum kb_op */
+	uint32_t region; /* index into wl->regions, where the op takes one */
+	uint32_t flags;  /* KB_CMD_* */
+	int32_t arg;     /* KB_OP_MAP: NUMA node or -1; KB_OP_FORK: child's index */
+	uint64_t count;  /* payload entries following the command */
+};
+
+struct kb_range {
+	uint64_t first, last; /* pages, inclusive */
+};
+
+struct kb_write {
+	uint64_t page;
+	uint64_t value;  /* content value stored as 8 little-endian bytes */
+	uint32_t offset; /* byte offset in the page */
+	uint32_t pad;
+};
+
+struct kb_reply {
+	int32_t error;       /* 0 or the errno of the failed call */
+	uint32_t pad;
+	uint64_t value;      /* op-specific */
+	uint64_t elapsed_ns; /* how long the operation itself took, in the process */
+	char message[200];   /* what failed, when error != 0 */
+};
+
+/* One workload process as the runner sees it. */
+struct kb_proc {
+	pid_t pid;  /* 0 before it exists; kept after it exits */
+	int pidfd;  /* readable once it has exited; -1 when closed */
+	int sock;   /* command socket; -1 when closed */
+	bool alive; /* started and not yet exited */
+};
+
+struct kb_procs {
+	const struct workload *wl;
+	struct kb_proc *proc; /* wl->nprocs entries, indexed like wl->procs */
+	uint64_t *base;       /* per initial process: start of its reserved range */
+	int text_fd;          /* memfd holding the normalized workload for exec'ed
+				 processes, or -1 (then they are plain forks) */
+};
+
+/* Offset of @region in its owner's reserved range, and that range's size.
+ * Regions are laid out in file order, 2 MiB aligned, 2 MiB guard gaps. */
+uint64_t kb_layout_offset(const struct workload *wl, size_t region);
+uint64_t kb_layout_size(const struct workload *wl, size_t proc);
+/* The initial process whose regions @proc has (itself, or its fork ancestor). */
+size_t kb_proc_root(const struct workload *wl, size_t proc);
+bool kb_proc_has_region(const struct workload *wl, size_t proc, size_t region);
+
+int kb_procs_init(struct kb_procs *ps, const struct workload *wl, char *msg, size_t len);
+/* Fork initial process @index and have it reserve its range. */
+int kb_procs_spawn(struct kb_procs *ps, size_t index, char *msg, size_t len);
+/*
+ * Send @cmd (+ @payload of @payload_len bytes) to process @index and read the
+ * reply. Returns 0 when the operation succeeded, -1 with a message when it
+ * failed or the process is gone (@reply holds the process's answer if any).
+ */
+int kb_proc_call(struct kb_procs *ps, size_t index, const struct kb_cmd *cmd,
+		 const void *payload, size_t payload_len, struct kb_reply *reply, char *msg,
+		 size_t len);
+int kb_proc_fork(struct kb_procs *ps, size_t parent, size_t child, char *msg, size_t len);
+/* A workload exit: the process exits; returns once its memory is gone. */
+int kb_proc_exit(struct kb_procs *ps, size_t index, char *msg, size_t len);
+/* Teardown: unmerge, unmap, exit. *unmerge_ns gets the MADV_UNMERGEABLE time. */
+int kb_proc_quit(struct kb_procs *ps, size_t index, uint64_t *unmerge_ns, char *msg, size_t len);
+/* SIGKILL whatever is still alive and forget it (error paths). */
+void kb_procs_kill(struct kb_procs *ps);
+void kb_procs_free(struct kb_procs *ps);
+/* Address of @region's page 0 in every process that has it. */
+uint64_t kb_region_addr(const struct kb_procs *ps, size_t region);
+
+/* The workload process's command loop; never returns. */
+void kb_worker_main(const struct workload *wl, size_t proc, int sock) __attribute__((noreturn));
+/* In a just-forked child: exec the running program as workload process
+ * @proc of the workload in @text_fd. Returns only if that fails. */
+void kb_worker_exec(const struct workload *wl, size_t proc, int sock, int text_fd);
+
+/* ---- kb_pagemap.c: page-level captures ------------------------------------------ */
+
+struct kb_capture {
+	struct kb_page *pages;       /* partition captures, in capture order */
+	size_t npages, pages_cap;    /* used and allocated entries */
+	struct kb_dirty_page *dirty; /* soft-dirty captures, in capture order */
+	size_t ndirty, dirty_cap;    /* used and allocated entries */
+	int kpageflags_fd;           /* /proc/kpageflags, or -1 */
+};
+
+int kb_capture_open(struct kb_capture *c, char *msg, size_t len);
+void kb_capture_free(struct kb_capture *c);
+/* Append every region page of every live process, tagged with @scan. */
+int kb_capture_partition(struct kb_capture *c, const struct kb_procs *ps, uint64_t scan,
+			 char *msg, size_t len);
+/* If @record, append the soft-dirty pages (tagged @scan); then clear the
+ * soft-dirty bits of every live process (clear_refs 4). */
+int kb_capture_soft_dirty(struct kb_capture *c, const struct kb_procs *ps, uint64_t scan,
+			  bool record, char *msg, size_t len);
+/* How many of @region's 2 MiB ranges in process @proc are backed by a THP. */
+int kb_count_huge(struct kb_capture *c, const struct kb_procs *ps, size_t proc, size_t region,
+		  uint64_t *huge, uint64_t *ranges, char *msg, size_t len);
+
+/* ---- kb_writer.c: continuous writers ------------------------------------------- */
+
+struct kb_cwriter; /* one thread writing at a rate into one process */
+
+/* Start writer @index (when = continuous) writing into its process. */
+int kb_cwriter_start(struct kb_cwriter **out, const struct workload *wl, size_t index,
+		     const struct kb_procs *ps, char *msg, size_t len);
+/* Stop and join it; 0, or -1 with the error it met. Frees it. NULL is fine. */
+int kb_cwriter_stop(struct kb_cwriter *w, char *msg, size_t len);
+/* Whether it has stopped on an error. */
+bool kb_cwriter_failed(struct kb_cwriter *w);
+
+/* ---- kb_run.c: the runner ------------------------------------------------------ */
+
+/* What the runner hands the guardian: this struct in a shared mapping, and
+ * the trace (CSV), then npages struct kb_page, then ndirty struct
+ * kb_dirty_page in a memfd. */
+struct kb_report {
+	int status;          /* KB_*; KB_FAILED until the runner sets it */
+	bool finished;       /* the runner got as far as writing its results */
+	char message[512];   /* with status != KB_OK */
+	struct kb_measurement measurement;
+	uint64_t invalid_rows;
+	uint64_t trace_bytes;
+	uint64_t npages, ndirty;
+};
+
+/* The runner's whole life: knobs, processes, lockstep, teardown, results.
+ * Returns the status it also put in @report. */
+int kb_runner_main(const struct workload *wl, const struct kb_options *opt,
+		   struct kb_report *report, int data_fd);
+
+/* ---- kb_guard.c: the guardian --------------------------------------------------- */
+
+/* Install the signal handlers (SIGINT, SIGTERM, SIGHUP count and are forwarded
+ * to the runner) for the duration of a run; restore the caller's ones. */
+void kb_signals_install(void);
+void kb_signals_restore(void);
+/* A SIGINT/SIGTERM/SIGHUP arrived (in the guardian, or in the runner). */
+bool kb_interrupted(void);
+/* Make the current process the runner: its own handlers, no forwarding. */
+void kb_signals_become_runner(void);
+
+/* Fork the runner, wait for it and every workload process, read its report
+ * into @res. Returns the run's KB_* status with @msg. */
+int kb_guard_run(const struct workload *wl, const struct kb_options *opt, struct kb_lock *lock,
+		 struct kb_result *res, char *msg, size_t len);
+
+/* After the workload's processes are gone: let ksmd drop their leftover
+ * items, then run = 2 if nobody else has pages merged, so that the restored
+ * kernel has no stale stable nodes. 0, or -1 with a message. */
+int kb_settle(char *msg, size_t len);
+
+#endif

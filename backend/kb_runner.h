@@ -1,0 +1,89 @@
+/*
+ * kb_runner.h - the runner's state, shared by the files that make up the
+ * runner: kb_run.c (setup, the lockstep loop, teardown, results), kb_steps.c
+ * (what a workload step does to the processes and the knobs) and
+ * kb_measure.c (ksm_tests-style timings). Nothing outside the runner
+ * process sees it.
+ */
+#ifndef KSMKIT_KB_RUNNER_H
+#define KSMKIT_KB_RUNNER_H
+
+#include "kb_internal.h"
+
+/* Where the measurement asked for stands. */
+struct kb_measure_state {
+	uint64_t merge_start;  /* when setup first marked a region mergeable (0: not yet) */
+	bool merge_done;       /* merge/thp: the second full scan has been seen */
+	long cow_event;        /* cow: index of the first write event, or -1 */
+	bool unmerge_done;     /* unmerge: an unmerge event was timed */
+};
+
+struct kb_runner {
+	const struct workload *wl;
+	const struct kb_options *opt;
+	struct kb_report *report;      /* shared with the guardian */
+	struct kb_sampler sampler;
+	struct kb_procs procs;
+	struct kb_capture capture;
+	struct trace *trace;
+	struct kb_cwriter **cwriter;   /* per writer: its running thread, or NULL */
+	struct wl_rng *writer_rng;     /* per writer: its random stream, advanced by
+					  each application (pages, then offsets) */
+	uint64_t fresh_next;           /* fresh values taken by steps so far: the next
+					  is content_fresh_value(fresh_start + this) */
+	uint64_t scan;                 /* full scans since the workload started */
+	int64_t kernel_scans;          /* the kernel's full_scans at the last row,
+					  or after a run = 2 reset it */
+	int64_t scanned_at_scan;       /* pages_scanned when the current scan began */
+	int64_t batch_mark;            /* pages_scanned at the last batch row */
+	int64_t pages_to_scan;         /* its value for the current scan */
+	uint64_t batches;              /* ksmd batches of the completed scans */
+	uint64_t t_start;              /* setup done (the row of scan 0): times count from here */
+	uint64_t deadline;             /* when the workload's timeout expires */
+	uint64_t last_progress;        /* when the progress callback last ran */
+	int wl_run;                    /* the run value the workload wants between
+					  points: 1, or what a run event left */
+	bool ksmd_running;             /* run = 1 written and not paused since */
+	bool captured_last;            /* the last row's partition is captured */
+	struct kb_measure_state measure;
+	char *msg;                     /* the runner's message buffer */
+	size_t msglen;
+};
+
+/* ---- kb_steps.c ---- */
+
+/* Apply every step scheduled after scan @scan, in file order. 0 or -1. */
+int kb_steps_apply(struct kb_runner *r, uint64_t scan);
+/*
+ * The writes of one application: the pages of @sel (drawn from @rng when
+ * random), each with an offset drawn from @rng right after its page, and
+ * @value or the next fresh value from *@fresh_next. Returns a malloc'ed
+ * array of *@n entries, or NULL with a message.
+ */
+struct kb_write *kb_steps_writes(struct kb_runner *r, size_t region, const struct wl_pagesel *sel,
+				 const struct wl_offset *offset, const struct wl_value *value,
+				 struct wl_rng *rng, uint64_t *fresh_next, uint64_t *n);
+/* Send @n writes to process @proc in chunks; *@elapsed_ns sums their times. */
+int kb_steps_send_writes(struct kb_runner *r, size_t proc, size_t region,
+			 const struct kb_write *writes, uint64_t n, uint32_t flags,
+			 uint64_t *elapsed_ns);
+
+/* ---- kb_measure.c ---- */
+
+void kb_measure_init(struct kb_runner *r);
+/* Setup is about to mark its first region mergeable. */
+void kb_measure_merge_marking(struct kb_runner *r);
+/* A row for scan @scan was taken at time @t. */
+void kb_measure_scan_seen(struct kb_runner *r, uint64_t scan, uint64_t t);
+/* Setup filled region @region: cow baseline, thp counts. 0 or -1. */
+int kb_measure_region_filled(struct kb_runner *r, size_t region);
+/* Write event @event took @elapsed_ns over @pages pages. */
+void kb_measure_write_event(struct kb_runner *r, size_t event, uint64_t pages, uint64_t elapsed_ns);
+/* An unmerge event took @elapsed_ns over @pages pages. */
+void kb_measure_unmerge_event(struct kb_runner *r, uint64_t pages, uint64_t elapsed_ns);
+/* Teardown unmerged everything in @elapsed_ns. */
+void kb_measure_teardown(struct kb_runner *r, uint64_t elapsed_ns);
+/* Whether regions must be advised MADV_HUGEPAGE whatever their thp. */
+bool kb_measure_forces_thp(const struct kb_runner *r);
+
+#endif

@@ -1,0 +1,315 @@
+/*
+ * cmd_run.c - `ksmkit run`: a workload on this machine's kernel KSM.
+ *
+ * Parses the workload (exit 2 on any problem), hands it to the backend
+ * (backend.h), which checks, locks, saves the knobs, runs and restores, and
+ * prints what came back: the trace as a table (one line per full scan with
+ * the main counters), CSV or JSON, or with --measure the ksm_tests-style
+ * measurement instead. A progress line appears on a terminal for runs longer
+ * than 2 s. The exit status is the backend's: 0 ok, 1 failed or refused,
+ * 2 bad input, 77 skipped (the reason on stderr).
+ */
+#include "config.h"
+#include "backend.h"
+#include "cli.h"
+#include "workload.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PROGRESS_AFTER_NS (2 * UINT64_C(1000000000))
+
+enum format { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON };
+
+struct run_args {
+	const char *path;       /* the workload file */
+	enum format format;
+	const char *output;     /* -o FILE, or NULL for stdout */
+	const char *pages_path; /* --pages FILE */
+	const char *dirty_path; /* --soft-dirty FILE */
+	bool quiet;
+	struct kb_options opt;
+};
+
+/* ---- callbacks (run in the runner process for progress) -------------------- */
+
+static void print_progress(const struct kb_progress *p, void *arg)
+{
+	(void)arg;
+	if (p->elapsed_ns < PROGRESS_AFTER_NS)
+		return;
+	if (p->scans_wanted)
+		fprintf(stderr, "\rksmkit run: scan %" PRIu64 "/%" PRIu64 ", pages_sharing %" PRId64
+				", %.1f s ",
+			p->scans_done, p->scans_wanted, p->pages_sharing, (double)p->elapsed_ns / 1e9);
+	else
+		fprintf(stderr, "\rksmkit run: scan %" PRIu64 ", pages_sharing %" PRId64
+				", %.1f of %.1f s ",
+			p->scans_done, p->pages_sharing, (double)p->elapsed_ns / 1e9,
+			(double)p->time_wanted_ns / 1e9);
+	fflush(stderr);
+}
+
+static void print_note(const char *note, void *arg)
+{
+	(void)arg;
+	cli_error("run: %s", note);
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+static double mib_per_s(uint64_t bytes, uint64_t ns)
+{
+	return ns ? ((double)bytes / (1 << 20)) / ((double)ns / 1e9) : 0;
+}
+
+static const char *const measure_titles[] = {
+	[KB_MEASURE_MERGE] = "ksm_tests -P equivalent: merge time",
+	[KB_MEASURE_COW] = "ksm_tests -C equivalent: COW time",
+	[KB_MEASURE_UNMERGE] = "ksm_tests -D equivalent: unmerge time",
+	[KB_MEASURE_THP] = "ksm_tests -H equivalent: merge time with THP",
+};
+
+static void print_measure_human(const struct kb_measurement *m, const char *path, FILE *out)
+{
+	double mib = (double)m->bytes / (1 << 20);
+
+	fprintf(out, "%s (%s)\n", measure_titles[m->kind], path);
+	fprintf(out, "Total size:    %.3f MiB\n", mib);
+	if (m->kind == KB_MEASURE_COW) {
+		fprintf(out, "Not merged pages: %" PRIu64 ".%09" PRIu64 " s, %.3f MiB/s\n",
+			m->base_time_ns / 1000000000, m->base_time_ns % 1000000000,
+			mib_per_s(m->bytes, m->base_time_ns));
+		fprintf(out, "Merged pages:     %" PRIu64 ".%09" PRIu64 " s, %.3f MiB/s\n",
+			m->time_ns / 1000000000, m->time_ns % 1000000000,
+			mib_per_s(m->bytes, m->time_ns));
+		if (m->base_time_ns)
+			fprintf(out, "Merged / not merged time: %.2f\n",
+				(double)m->time_ns / (double)m->base_time_ns);
+		return;
+	}
+	fprintf(out, "Total time:    %" PRIu64 ".%09" PRIu64 " s\n", m->time_ns / 1000000000,
+		m->time_ns % 1000000000);
+	fprintf(out, "Average speed: %.3f MiB/s\n", mib_per_s(m->bytes, m->time_ns));
+	if (m->kind == KB_MEASURE_THP)
+		fprintf(out, "Huge pages:    %" PRIu64 " of %" PRIu64 " 2 MiB ranges\n", m->huge_ranges,
+			m->ranges);
+}
+
+static int print_measure(const struct kb_measurement *m, const char *path, enum format format,
+			 FILE *out)
+{
+	switch (format) {
+	case FORMAT_TABLE:
+		print_measure_human(m, path, out);
+		break;
+	case FORMAT_CSV:
+		fprintf(out, "measure,bytes,time_ns,mib_per_s,base_time_ns,base_mib_per_s,"
+			     "huge_ranges,ranges\n");
+		fprintf(out, "%s,%" PRIu64 ",%" PRIu64 ",%.3f,%" PRIu64 ",%.3f,%" PRIu64 ",%" PRIu64 "\n",
+			kb_measure_name(m->kind), m->bytes, m->time_ns, mib_per_s(m->bytes, m->time_ns),
+			m->base_time_ns, mib_per_s(m->bytes, m->base_time_ns), m->huge_ranges,
+			m->ranges);
+		break;
+	case FORMAT_JSON:
+		fprintf(out,
+			"{\"format\": \"ksmkit-measure\", \"version\": 1, \"measure\": \"%s\", "
+			"\"bytes\": %" PRIu64 ", \"time_ns\": %" PRIu64 ", \"mib_per_s\": %.3f, "
+			"\"base_time_ns\": %" PRIu64 ", \"base_mib_per_s\": %.3f, "
+			"\"huge_ranges\": %" PRIu64 ", \"ranges\": %" PRIu64 "}\n",
+			kb_measure_name(m->kind), m->bytes, m->time_ns, mib_per_s(m->bytes, m->time_ns),
+			m->base_time_ns, mib_per_s(m->bytes, m->base_time_ns), m->huge_ranges,
+			m->ranges);
+		break;
+	}
+	return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}
+
+static void print_table(const struct kb_result *res, FILE *out)
+{
+	const struct trace *t = res->trace;
+	char engine[160];
+
+	snprintf(engine, sizeof engine, "Linux %s (the kernel's KSM)", t->kernel ? t->kernel : "?");
+	cli_print_trace(t, engine, out);
+	if (res->invalid_rows)
+		fprintf(out, "# %" PRIu64 " row(s) invalid: ksmd began its next batch before the row "
+			     "was read (sleep_millisecs too short?)\n",
+			res->invalid_rows);
+}
+
+static int print_trace(const struct kb_result *res, enum format format, FILE *out)
+{
+	switch (format) {
+	case FORMAT_TABLE:
+		print_table(res, out);
+		return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+	case FORMAT_CSV:
+		return trace_write_csv(res->trace, out);
+	case FORMAT_JSON:
+		return trace_write_json(res->trace, out);
+	}
+	return -1;
+}
+
+/* Write a capture to @path; 0, or CLI_FAILED with a message. */
+static int write_capture(const char *path, const struct kb_result *res, const struct workload *wl,
+			 int (*writer)(const struct kb_result *, const struct workload *, FILE *))
+{
+	FILE *f = fopen(path, "w");
+	int rc;
+
+	if (!f) {
+		cli_error("run: cannot write %s: %m", path);
+		return CLI_FAILED;
+	}
+	rc = writer(res, wl, f);
+	if (fclose(f) != 0 || rc != 0) {
+		cli_error("run: cannot write %s: %m", path);
+		return CLI_FAILED;
+	}
+	return CLI_OK;
+}
+
+/* ---- arguments --------------------------------------------------------------- */
+
+enum { OPT_CSV = 256, OPT_JSON, OPT_FORCE, OPT_PER_BATCH, OPT_PAGES, OPT_DIRTY, OPT_MEASURE };
+
+static int parse_args(int argc, char **argv, struct run_args *a)
+{
+	static const struct option options[] = {
+		{ "csv", no_argument, NULL, OPT_CSV },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "per-batch", no_argument, NULL, OPT_PER_BATCH },
+		{ "pages", required_argument, NULL, OPT_PAGES },
+		{ "soft-dirty", required_argument, NULL, OPT_DIRTY },
+		{ "measure", required_argument, NULL, OPT_MEASURE },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, m;
+
+	memset(a, 0, sizeof *a);
+	kb_options_init(&a->opt);
+	while ((opt = getopt_long(argc, argv, "o:q", options, NULL)) != -1) {
+		switch (opt) {
+		case OPT_CSV:
+			a->format = FORMAT_CSV;
+			break;
+		case OPT_JSON:
+			a->format = FORMAT_JSON;
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case 'q':
+			a->quiet = true;
+			break;
+		case OPT_FORCE:
+			a->opt.force = true;
+			break;
+		case OPT_PER_BATCH:
+			a->opt.per_batch = true;
+			break;
+		case OPT_PAGES:
+			a->pages_path = optarg;
+			a->opt.pages = KB_PAGES_EVERY_SCAN;
+			break;
+		case OPT_DIRTY:
+			a->dirty_path = optarg;
+			a->opt.soft_dirty = true;
+			break;
+		case OPT_MEASURE:
+			m = kb_measure_lookup(optarg);
+			if (m <= KB_MEASURE_NONE) {
+				cli_error("run: --measure %s: expected merge, cow, unmerge or thp", optarg);
+				return CLI_USAGE;
+			}
+			a->opt.measure = (enum kb_measure)m;
+			break;
+		default:
+			return CLI_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_error("run: %s (see ksmkit run --help)",
+			  optind >= argc ? "no workload file given" : "one workload file at a time");
+		return CLI_USAGE;
+	}
+	a->path = argv[optind];
+	return CLI_OK;
+}
+
+static int report(const struct run_args *a, const struct workload *wl, const struct kb_result *res,
+		  FILE *out)
+{
+	int rc = CLI_OK;
+
+	if (a->opt.measure != KB_MEASURE_NONE) {
+		if (res->measurement.kind == KB_MEASURE_NONE) {
+			cli_error("run: the run ended before the %s measurement was complete",
+				  kb_measure_name(a->opt.measure));
+			return CLI_FAILED;
+		}
+		if (print_measure(&res->measurement, wl->path, a->format, out) != 0)
+			rc = CLI_FAILED;
+	} else if (res->trace && print_trace(res, a->format, out) != 0) {
+		rc = CLI_FAILED;
+	}
+	if (rc != CLI_OK)
+		cli_error("run: cannot write the output: %m");
+	if (a->pages_path && write_capture(a->pages_path, res, wl, kb_write_pages_csv) != CLI_OK)
+		rc = CLI_FAILED;
+	if (a->dirty_path && write_capture(a->dirty_path, res, wl, kb_write_dirty_csv) != CLI_OK)
+		rc = CLI_FAILED;
+	return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_args a;
+	struct workload *wl;
+	struct wl_error err;
+	struct kb_result res;
+	char msg[2048];
+	FILE *out = stdout;
+	int status, rc;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc != CLI_OK)
+		return rc;
+	if (wl_parse_file(a.path, &wl, &err) != 0) {
+		cli_error("%s", err.text);
+		return CLI_USAGE;
+	}
+	if (a.output && !(out = fopen(a.output, "w"))) {
+		cli_error("run: cannot write %s: %m", a.output);
+		wl_free(wl);
+		return CLI_USAGE;
+	}
+	a.opt.note = print_note;
+	if (!a.quiet && isatty(STDERR_FILENO))
+		a.opt.progress = print_progress;
+	status = kb_run(wl, &a.opt, &res, msg, sizeof msg);
+	if (a.opt.progress)
+		fputs("\r\033[K", stderr);
+	if (status == KB_OK || (status == KB_FAILED && res.trace && res.trace->nrows)) {
+		rc = report(&a, wl, &res, out);
+		if (status == KB_OK)
+			status = rc;
+	}
+	if (status != KB_OK && msg[0])
+		cli_error("run: %s", msg);
+	if (out != stdout && fclose(out) != 0 && status == KB_OK) {
+		cli_error("run: cannot write %s: %m", a.output);
+		status = CLI_FAILED;
+	}
+	kb_result_free(&res);
+	wl_free(wl);
+	return status;
+}
