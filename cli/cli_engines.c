@@ -1,0 +1,167 @@
+/*
+ * cli_engines.c - running one workload on both engines for `ksmkit compare`
+ * and `ksmkit demo`: the simulator with its page partition captured at every
+ * scan row, the backend with pagemap captures at the same points, and the
+ * comparison of the two.
+ */
+#include "cli_engines.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* --- the simulator's side ------------------------------------------------------ */
+
+struct capture {
+	const struct workload *wl;
+	struct cmp_page *page;
+	size_t n, cap;
+	bool oom;
+};
+
+static void capture_page(struct capture *c, const struct cmp_page *p)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 1024;
+		struct cmp_page *grown = realloc(c->page, cap * sizeof(*grown));
+
+		if (!grown) {
+			c->oom = true;
+			return;
+		}
+		c->page = grown;
+		c->cap = cap;
+	}
+	c->page[c->n++] = *p;
+}
+
+/* After each scan row: every page of every live process's regions. */
+static void capture_sim_pages(void *arg, uint64_t scan, const struct sim *s, const int *mm_of)
+{
+	struct capture *c = arg;
+
+	for (size_t p = 0; p < c->wl->nprocs && !c->oom; p++) {
+		struct trace_proc_stat st;
+
+		if (mm_of[p] < 0)
+			continue;
+		sim_process_stat(s, mm_of[p], &st);
+		if (!st.present)
+			continue;
+		for (size_t r = 0; r < c->wl->nregions; r++) {
+			int area = sim_area_find(s, mm_of[p], (uint32_t)r);
+
+			if (area < 0)
+				continue;
+			for (uint64_t page = 0; page < c->wl->regions[r].pages; page++) {
+				long frame = sim_page_frame(s, area, page);
+				struct cmp_page cp = { scan, (uint32_t)p, (uint32_t)r, page, 0, 0 };
+
+				if (frame > 0) {
+					cp.frame = (uint64_t)frame;
+					cp.flags = CMP_PAGE_PRESENT;
+				} else if (frame < 0) {
+					cp.flags = CMP_PAGE_PRESENT | CMP_PAGE_ZERO;
+				}
+				capture_page(c, &cp);
+			}
+		}
+	}
+}
+
+int engines_run_sim(const struct workload *wl, bool pages, struct engine_run *out, char *err,
+		    size_t errlen)
+{
+	struct capture c = { .wl = wl };
+	struct sim_run_options opt = { 0 };
+	int rc;
+
+	if (pages) {
+		opt.scan_hook = capture_sim_pages;
+		opt.hook_arg = &c;
+	}
+	rc = sim_run_workload(wl, &opt, &out->trace, err, errlen);
+	out->pages = c.page;
+	out->npages = c.n;
+	if (rc == 0 && c.oom) {
+		snprintf(err, errlen, "out of memory capturing pages");
+		rc = -1;
+	}
+	return rc;
+}
+
+/* --- the kernel's side ------------------------------------------------------- */
+
+int engines_run_kernel(const struct workload *wl, const struct kb_options *base, bool pages,
+		       struct engine_run *out, char *msg, size_t msglen)
+{
+	struct kb_options opt = *base;
+	struct kb_result res;
+	int status;
+
+	if (pages)
+		opt.pages = KB_PAGES_EVERY_SCAN;
+	status = kb_run(wl, &opt, &res, msg, msglen);
+	out->trace = res.trace;
+	res.trace = NULL;
+	out->pages = NULL;
+	out->npages = 0;
+	if (res.npages) {
+		out->pages = calloc(res.npages, sizeof(*out->pages));
+		if (!out->pages) {
+			snprintf(msg, msglen, "out of memory");
+			status = KB_FAILED;
+		} else {
+			for (size_t i = 0; i < res.npages; i++) {
+				const struct kb_page *k = &res.pages[i];
+
+				out->pages[i] = (struct cmp_page){ k->scan, k->proc, k->region,
+								   k->page, k->pfn,
+								   k->flags & (CMP_PAGE_PRESENT |
+									       CMP_PAGE_ZERO) };
+			}
+			out->npages = res.npages;
+		}
+	}
+	out->invalid_rows = res.invalid_rows;
+	kb_result_free(&res);
+	return status;
+}
+
+void engines_free(struct engine_run *run)
+{
+	trace_free(run->trace);
+	free(run->pages);
+	memset(run, 0, sizeof(*run));
+}
+
+/* --- comparing -------------------------------------------------------------- */
+
+int engines_compare(const struct workload *wl, const struct engine_run *sim,
+		    const struct engine_run *kernel, struct cmp_report *rep)
+{
+	struct cmp_options opt = { .tolerance = wl->deterministic ? 0 : ENGINES_TOLERANCE,
+				   .ignore_missing_rows = !wl->deterministic };
+	const char **procs = calloc(wl->nprocs ? wl->nprocs : 1, sizeof(*procs));
+	const char **regions = calloc(wl->nregions ? wl->nregions : 1, sizeof(*regions));
+	int rc = -1;
+
+	cmp_report_init(rep);
+	if (!procs || !regions)
+		goto out;
+	for (size_t i = 0; i < wl->nprocs; i++)
+		procs[i] = wl->procs[i].name;
+	for (size_t i = 0; i < wl->nregions; i++)
+		regions[i] = wl->regions[i].name;
+	if (cmp_traces(sim->trace, kernel->trace, &opt, rep) != 0)
+		goto out;
+	/* pages are compared only where the run is deterministic */
+	if (wl->deterministic &&
+	    cmp_partitions(sim->pages, sim->npages, kernel->pages, kernel->npages, procs, regions,
+			   rep) != 0)
+		goto out;
+	rc = 0;
+out:
+	free(procs);
+	free(regions);
+	return rc;
+}

@@ -1,0 +1,45 @@
+/*
+ * cli_engines.h - one workload on both engines, captured for comparison
+ * (shared by `ksmkit compare` and `ksmkit demo`).
+ */
+#ifndef KSMKIT_CLI_ENGINES_H
+#define KSMKIT_CLI_ENGINES_H
+
+#include "backend.h"
+#include "compare.h"
+#include "sim_driver.h"
+
+/*
+ * Relative tolerance for workloads that cannot be deterministic (continuous
+ * writers, a time stop): their counters depend on when writes land relative
+ * to ksmd's batches, which only the real machine decides.
+ */
+#define ENGINES_TOLERANCE 0.25
+
+/* What one engine produced. */
+struct engine_run {
+	struct trace *trace;
+	struct cmp_page *pages; /* the page partition at every scan row */
+	size_t npages;
+	uint64_t invalid_rows;  /* kernel: rows a scan overlapped */
+};
+
+/* The simulator: 0, or -1 with a message. */
+int engines_run_sim(const struct workload *wl, bool pages, struct engine_run *out, char *err,
+		    size_t errlen);
+
+/* The kernel (kb_run with @base plus page captures): a KB_* status. */
+int engines_run_kernel(const struct workload *wl, const struct kb_options *base, bool pages,
+		       struct engine_run *out, char *msg, size_t msglen);
+
+void engines_free(struct engine_run *run);
+
+/*
+ * Compare the two runs: traces (exactly, or within ENGINES_TOLERANCE for a
+ * non-deterministic workload, matching only the scans both have) and, for a
+ * deterministic workload, the page partitions. 0, or -1 when out of memory.
+ */
+int engines_compare(const struct workload *wl, const struct engine_run *sim,
+		    const struct engine_run *kernel, struct cmp_report *rep);
+
+#endif

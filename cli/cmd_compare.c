@@ -1,0 +1,196 @@
+/*
+ * cmd_compare.c - `ksmkit compare`: run a workload on the simulator and on
+ * this kernel and compare them scan by scan (every counter, every process's
+ * ksm_stat, the page partition); or compare two saved CSV traces.
+ *
+ * Exit status: 0 identical, 1 different (or a run failed), 2 bad usage or
+ * input, 77 the kernel side could not run here (the simulator's side is
+ * still printed, with the reason).
+ */
+#include "cli.h"
+#include "cli_engines.h"
+
+#include <getopt.h>
+#include <string.h>
+#include <unistd.h>
+
+struct compare_args {
+	bool json, quiet, force, saved;
+	const char *output;
+};
+
+static int open_output(const char *path, FILE **out)
+{
+	*out = stdout;
+	if (path && !(*out = fopen(path, "w"))) {
+		cli_error("compare: cannot write %s: %m", path);
+		return CLI_FAILED;
+	}
+	return CLI_OK;
+}
+
+static int report(const struct trace *a, const struct trace *b, const struct cmp_report *rep,
+		  const struct compare_args *args, const char *name_a, const char *name_b)
+{
+	FILE *out;
+	int rc = open_output(args->output, &out);
+
+	if (rc != CLI_OK)
+		return rc;
+	if (args->json)
+		cmp_write_json(a, b, rep, out);
+	else
+		cmp_write_table(a, b, rep, name_a, name_b, out);
+	if (out != stdout)
+		fclose(out);
+	return cmp_report_equal(rep) ? CLI_OK : CLI_FAILED;
+}
+
+/* --sim-only A.csv B.csv: two saved traces. */
+static int compare_saved(const char *pa, const char *pb, const struct compare_args *args)
+{
+	struct trace *t[2] = { NULL, NULL };
+	const char *path[2] = { pa, pb };
+	struct cmp_report rep;
+	struct cmp_options opt = { 0 };
+	char err[512];
+	int rc = CLI_USAGE;
+
+	cmp_report_init(&rep);
+	for (int i = 0; i < 2; i++) {
+		FILE *f = fopen(path[i], "r");
+
+		if (!f) {
+			cli_error("compare: %s: %m", path[i]);
+			goto out;
+		}
+		if (trace_read_csv(f, path[i], &t[i], err, sizeof(err)) != 0) {
+			fclose(f);
+			cli_error("compare: %s", err);
+			goto out;
+		}
+		fclose(f);
+	}
+	if (cmp_traces(t[0], t[1], &opt, &rep) != 0) {
+		cli_error("compare: the traces name different processes");
+		goto out;
+	}
+	rc = report(t[0], t[1], &rep, args, pa, pb);
+out:
+	cmp_report_free(&rep);
+	trace_free(t[0]);
+	trace_free(t[1]);
+	return rc;
+}
+
+static void print_note(const char *note, void *arg)
+{
+	if (!*(const bool *)arg)
+		fprintf(stderr, "ksmkit compare: %s\n", note);
+}
+
+/* The kernel could not run: show the simulator's side and say why. */
+static int sim_side_only(const struct engine_run *sim, const char *why, const struct compare_args *args)
+{
+	FILE *out;
+
+	cli_error("compare: the kernel side was skipped: %s", why);
+	if (open_output(args->output, &out) != CLI_OK)
+		return CLI_FAILED;
+	if (args->json)
+		trace_write_json(sim->trace, out);
+	else
+		cli_print_trace(sim->trace, "the simulator (kernel side skipped)", out);
+	if (out != stdout)
+		fclose(out);
+	return CLI_SKIPPED;
+}
+
+static int compare_workload(const char *path, const struct compare_args *args)
+{
+	struct engine_run sim = { 0 }, kernel = { 0 };
+	struct kb_options kopt;
+	struct cmp_report rep;
+	struct workload *wl;
+	struct wl_error werr;
+	char msg[512];
+	int rc, status;
+
+	if (wl_parse_file(path, &wl, &werr) != 0) {
+		cli_error("%s", werr.text);
+		return CLI_USAGE;
+	}
+	cmp_report_init(&rep);
+	if (engines_run_sim(wl, true, &sim, msg, sizeof(msg)) != 0) {
+		cli_error("compare: %s: simulator: %s", path, msg);
+		rc = CLI_FAILED;
+		goto out;
+	}
+	kb_options_init(&kopt);
+	kopt.force = args->force;
+	kopt.note = print_note;
+	kopt.note_arg = (void *)&args->quiet;
+	status = engines_run_kernel(wl, &kopt, true, &kernel, msg, sizeof(msg));
+	if (status == KB_SKIPPED) {
+		rc = sim_side_only(&sim, msg, args);
+		goto out;
+	}
+	if (status != KB_OK) {
+		cli_error("compare: %s: kernel: %s", path, msg);
+		rc = status == KB_BAD_INPUT ? CLI_USAGE : CLI_FAILED;
+		goto out;
+	}
+	if (!wl->deterministic && !args->quiet)
+		fprintf(stderr, "ksmkit compare: %s is not deterministic (continuous writers or a "
+				"time stop): counters compared within %.0f%%, the scans both runs "
+				"have, no page partition\n", path, ENGINES_TOLERANCE * 100);
+	if (engines_compare(wl, &sim, &kernel, &rep) != 0) {
+		cli_error("compare: out of memory, or the traces name different processes");
+		rc = CLI_FAILED;
+		goto out;
+	}
+	rc = report(sim.trace, kernel.trace, &rep, args, "sim", "kernel");
+out:
+	cmp_report_free(&rep);
+	engines_free(&sim);
+	engines_free(&kernel);
+	wl_free(wl);
+	return rc;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "sim-only", no_argument, NULL, 's' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct compare_args args = { 0 };
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:q", options, NULL)) != -1) {
+		switch (c) {
+		case 'j': args.json = true; break;
+		case 's': args.saved = true; break;
+		case 'f': args.force = true; break;
+		case 'o': args.output = optarg; break;
+		case 'q': args.quiet = true; break;
+		default: return CLI_USAGE;
+		}
+	}
+	if (args.saved) {
+		if (argc - optind != 2) {
+			cli_error("compare: --sim-only takes two saved traces (CSV)");
+			return CLI_USAGE;
+		}
+		return compare_saved(argv[optind], argv[optind + 1], &args);
+	}
+	if (argc - optind != 1) {
+		cli_error("compare: give exactly one workload file (see ksmkit compare --help)");
+		return CLI_USAGE;
+	}
+	return compare_workload(argv[optind], &args);
+}

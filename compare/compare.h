@@ -1,0 +1,96 @@
+/*
+ * compare.h - is the simulator right? Scan-by-scan comparison of two traces
+ * (normally the simulator's and the kernel's for one workload) and of the
+ * page-level partitions: which virtual pages share one physical page.
+ *
+ * Rows are matched by kind and scan number. Every counter of the rows is
+ * compared, and every field of every process's ksm_stat; time, ksmd CPU time
+ * and batch numbers are not (they measure different clocks). The counters
+ * that the kernel never resets (pages_scanned, pages_skipped) are compared as
+ * the change since the first matched row, so a kernel that has scanned
+ * before the run still compares equal. A deterministic workload must match
+ * exactly; a non-deterministic one (continuous writers, time stop) is
+ * compared within a relative tolerance, and the report says so.
+ *
+ * This module only compares and reports; it runs nothing (cli/cmd_compare.c
+ * runs the engines).
+ */
+#ifndef KSMKIT_COMPARE_H
+#define KSMKIT_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace.h"
+
+/* One page of one process's region, as one engine maps it. */
+#define CMP_PAGE_PRESENT 0x1u
+#define CMP_PAGE_ZERO 0x4u /* KSM's zero page (shared by definition) */
+
+struct cmp_page {
+	uint64_t scan;   /* captured after this full scan */
+	uint32_t proc;   /* workload process index */
+	uint32_t region; /* workload region index */
+	uint64_t page;   /* page index in the region */
+	uint64_t frame;  /* physical page id (pfn, or the simulator's frame) */
+	uint32_t flags;  /* CMP_PAGE_* */
+};
+
+/* One difference between the two sides. */
+struct cmp_diff {
+	uint64_t scan;
+	char what[TRACE_NAME_MAX + 40]; /* "pages_sharing", "main.ksm_rmap_items", "partition" */
+	int64_t a, b;                   /* the two values (partition: class counts) */
+	char detail[200];               /* partition: an example page that differs */
+};
+
+struct cmp_options {
+	/* 0: exact. Otherwise |a - b| <= tolerance * max(|a|, |b|, 1) passes. */
+	double tolerance;
+	/* rows only one side has are not differences (runs timed, not counted) */
+	bool ignore_missing_rows;
+};
+
+struct cmp_report {
+	size_t rows_compared;
+	size_t rows_missing;     /* rows one side has and the other lacks */
+	size_t partitions_compared;
+	struct cmp_diff *diff;   /* in scan order */
+	size_t ndiffs, diffs_cap;
+};
+
+void cmp_report_init(struct cmp_report *r);
+void cmp_report_free(struct cmp_report *r);
+/* True when nothing differed and no row was missing. */
+bool cmp_report_equal(const struct cmp_report *r);
+
+/*
+ * Compare the scan rows of @a and @b (the process lists must name the same
+ * processes in the same order). Appends to @r; returns 0, or -1 when out of
+ * memory or the traces cannot be compared (different processes).
+ */
+int cmp_traces(const struct trace *a, const struct trace *b, const struct cmp_options *opt,
+	       struct cmp_report *r);
+
+/*
+ * Compare page partitions scan by scan: after each scan both sides must
+ * group the same present pages into the same classes (pages mapping one
+ * frame), and agree on which pages are absent or KSM zero pages. Frame ids
+ * themselves are not compared. Returns 0, or -1 when out of memory.
+ */
+int cmp_partitions(const struct cmp_page *a, size_t na, const struct cmp_page *b, size_t nb,
+		   const char *const *proc_names, const char *const *region_names,
+		   struct cmp_report *r);
+
+/*
+ * The side-by-side report: for every scan, each compared counter as
+ * "a | b | diff", then the differences with the first one marked.
+ */
+void cmp_write_table(const struct trace *a, const struct trace *b, const struct cmp_report *r,
+		     const char *name_a, const char *name_b, FILE *out);
+int cmp_write_json(const struct trace *a, const struct trace *b, const struct cmp_report *r,
+		   FILE *out);
+
+#endif

@@ -1,0 +1,253 @@
+/*
+ * check_compare.c - tests of compare/ (trace and partition comparison) and
+ * the cross-validation itself: every deterministic shipped workload run on
+ * the simulator and on this machine's kernel must agree exactly, counter by
+ * counter, scan by scan, and page by page. The kernel part needs root and
+ * KSM; without them that test case says why and the program exits 77 after
+ * the pure tests pass.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_engines.h"
+
+/* --- pure comparisons ---------------------------------------------------- */
+
+static struct trace *make_trace(int64_t sharing_at_2)
+{
+	const char *names[] = { "main" };
+	struct trace *t = trace_new("sim", 1, names);
+
+	for (uint64_t scan = 0; scan <= 2; scan++) {
+		struct trace_row *r = trace_append(t, TRACE_ROW_SCAN);
+
+		r->scan = scan;
+		r->counter[TRACE_PAGES_SCANNED] = 1000 + 10 * (int64_t)scan;
+		r->counter[TRACE_PAGES_SHARING] = scan == 2 ? sharing_at_2 : 0;
+		r->proc[0].present = true;
+		r->proc[0].field[TRACE_KSM_RMAP_ITEMS] = 10;
+	}
+	return t;
+}
+
+START_TEST(equal_traces_compare_equal)
+{
+	struct trace *a = make_trace(9), *b = make_trace(9);
+	struct cmp_report rep;
+
+	cmp_report_init(&rep);
+	ck_assert_int_eq(cmp_traces(a, b, NULL, &rep), 0);
+	ck_assert(cmp_report_equal(&rep));
+	ck_assert_uint_eq(rep.rows_compared, 3);
+	cmp_report_free(&rep);
+	trace_free(a);
+	trace_free(b);
+}
+END_TEST
+
+START_TEST(first_divergence_is_reported)
+{
+	struct trace *a = make_trace(9), *b = make_trace(8);
+	struct cmp_report rep;
+
+	b->row[2].proc[0].field[TRACE_KSM_RMAP_ITEMS] = 11;
+	cmp_report_init(&rep);
+	ck_assert_int_eq(cmp_traces(a, b, NULL, &rep), 0);
+	ck_assert(!cmp_report_equal(&rep));
+	ck_assert_uint_eq(rep.ndiffs, 2);
+	ck_assert_uint_eq(rep.diff[0].scan, 2);
+	ck_assert_str_eq(rep.diff[0].what, "pages_sharing");
+	ck_assert_int_eq(rep.diff[0].a, 9);
+	ck_assert_int_eq(rep.diff[0].b, 8);
+	ck_assert_str_eq(rep.diff[1].what, "main.ksm_rmap_items");
+	cmp_report_free(&rep);
+	trace_free(a);
+	trace_free(b);
+}
+END_TEST
+
+START_TEST(cumulative_counters_compare_as_changes)
+{
+	/* a kernel that scanned 5000 pages before the run still compares equal */
+	struct trace *a = make_trace(9), *b = make_trace(9);
+	struct cmp_report rep;
+
+	for (size_t i = 0; i < b->nrows; i++)
+		b->row[i].counter[TRACE_PAGES_SCANNED] += 5000;
+	cmp_report_init(&rep);
+	cmp_traces(a, b, NULL, &rep);
+	ck_assert(cmp_report_equal(&rep));
+	b->row[2].counter[TRACE_PAGES_SCANNED] += 1;
+	cmp_traces(a, b, NULL, &rep);
+	ck_assert(!cmp_report_equal(&rep));
+	cmp_report_free(&rep);
+	trace_free(a);
+	trace_free(b);
+}
+END_TEST
+
+START_TEST(tolerance_and_missing_rows)
+{
+	struct trace *a = make_trace(100), *b = make_trace(90);
+	struct cmp_options within = { .tolerance = 0.2 }, tight = { .tolerance = 0.05 };
+	struct cmp_report rep;
+
+	cmp_report_init(&rep);
+	cmp_traces(a, b, &within, &rep);
+	ck_assert(cmp_report_equal(&rep));
+	cmp_traces(a, b, &tight, &rep);
+	ck_assert(!cmp_report_equal(&rep));
+	cmp_report_free(&rep);
+	b->nrows = 2; /* scan 2 missing */
+	cmp_report_init(&rep);
+	cmp_traces(a, b, NULL, &rep);
+	ck_assert_uint_eq(rep.rows_missing, 1);
+	cmp_report_free(&rep);
+	cmp_report_init(&rep);
+	within.ignore_missing_rows = true;
+	cmp_traces(a, b, &within, &rep);
+	ck_assert(cmp_report_equal(&rep));
+	cmp_report_free(&rep);
+	b->nrows = 3;
+	trace_free(a);
+	trace_free(b);
+}
+END_TEST
+
+START_TEST(partitions_compare_classes_not_frame_ids)
+{
+	/* pages 0,1 share; 2 alone; 3 is a KSM zero page: same classes, other ids */
+	struct cmp_page a[] = {
+		{ 1, 0, 0, 0, 50, CMP_PAGE_PRESENT }, { 1, 0, 0, 1, 50, CMP_PAGE_PRESENT },
+		{ 1, 0, 0, 2, 51, CMP_PAGE_PRESENT }, { 1, 0, 0, 3, 0, CMP_PAGE_PRESENT | CMP_PAGE_ZERO },
+	};
+	struct cmp_page b[] = {
+		{ 1, 0, 0, 3, 0, CMP_PAGE_PRESENT | CMP_PAGE_ZERO }, { 1, 0, 0, 1, 9000, CMP_PAGE_PRESENT },
+		{ 1, 0, 0, 0, 9000, CMP_PAGE_PRESENT }, { 1, 0, 0, 2, 7, CMP_PAGE_PRESENT },
+	};
+	const char *procs[] = { "main" }, *regions[] = { "buf" };
+	struct cmp_report rep;
+
+	cmp_report_init(&rep);
+	ck_assert_int_eq(cmp_partitions(a, 4, b, 4, procs, regions, &rep), 0);
+	ck_assert(cmp_report_equal(&rep));
+	ck_assert_uint_eq(rep.partitions_compared, 1);
+	b[3].frame = 9000; /* page 2 now shares with 0 and 1 on one side only */
+	ck_assert_int_eq(cmp_partitions(a, 4, b, 4, procs, regions, &rep), 0);
+	ck_assert(!cmp_report_equal(&rep));
+	ck_assert_str_eq(rep.diff[0].what, "partition");
+	ck_assert_str_eq(rep.diff[0].detail,
+			 "main/buf page 2 shares a page with main/buf page 0 on one side only");
+	cmp_report_free(&rep);
+}
+END_TEST
+
+/* --- the simulator against the kernel ------------------------------------------------ */
+
+static bool kernel_usable(char *why, size_t len)
+{
+	if (geteuid() != 0) {
+		snprintf(why, len, "not root");
+		return false;
+	}
+	if (access("/sys/kernel/mm/ksm/run", W_OK) != 0) {
+		snprintf(why, len, "no writable /sys/kernel/mm/ksm");
+		return false;
+	}
+	return true;
+}
+
+/* Compare one shipped workload; on a difference, fail with the report. */
+static void compare_file(const char *name)
+{
+	char path[512], msg[512];
+	struct workload *wl;
+	struct wl_error werr;
+	struct engine_run sim = { 0 }, kernel = { 0 };
+	struct kb_options kopt;
+	struct cmp_report rep;
+	int status;
+
+	snprintf(path, sizeof(path), "%s/workloads/%s", SRCDIR, name);
+	if (wl_parse_file(path, &wl, &werr) != 0)
+		ck_abort_msg("%s", werr.text);
+	if (!wl->deterministic) {
+		wl_free(wl);
+		return;
+	}
+	ck_assert_msg(engines_run_sim(wl, true, &sim, msg, sizeof(msg)) == 0, "%s: %s", name, msg);
+	kb_options_init(&kopt);
+	status = engines_run_kernel(wl, &kopt, true, &kernel, msg, sizeof(msg));
+	if (status == KB_SKIPPED) {
+		fprintf(stderr, "%s: kernel side skipped: %s\n", name, msg);
+	} else {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f;
+
+		ck_assert_msg(status == KB_OK, "%s: kernel run: %s", name, msg);
+		ck_assert_int_eq(engines_compare(wl, &sim, &kernel, &rep), 0);
+		f = open_memstream(&text, &len);
+		cmp_write_table(sim.trace, kernel.trace, &rep, "sim", "kernel", f);
+		fclose(f);
+		ck_assert_msg(cmp_report_equal(&rep), "%s differs:\n%s", name, text);
+		free(text);
+		cmp_report_free(&rep);
+	}
+	engines_free(&sim);
+	engines_free(&kernel);
+	wl_free(wl);
+}
+
+START_TEST(shipped_deterministic_workloads_match_the_kernel)
+{
+	DIR *dir = opendir(SRCDIR "/workloads");
+	struct dirent *de;
+
+	ck_assert_ptr_nonnull(dir);
+	while ((de = readdir(dir)) != NULL) {
+		size_t n = strlen(de->d_name);
+
+		if (n > 3 && strcmp(de->d_name + n - 3, ".wl") == 0)
+			compare_file(de->d_name);
+	}
+	closedir(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("compare");
+	TCase *tc = tcase_create("reports");
+	SRunner *sr;
+	char why[128];
+	int failed;
+	bool kernel = kernel_usable(why, sizeof(why));
+
+	tcase_add_test(tc, equal_traces_compare_equal);
+	tcase_add_test(tc, first_divergence_is_reported);
+	tcase_add_test(tc, cumulative_counters_compare_as_changes);
+	tcase_add_test(tc, tolerance_and_missing_rows);
+	tcase_add_test(tc, partitions_compare_classes_not_frame_ids);
+	suite_add_tcase(s, tc);
+	if (kernel) {
+		tc = tcase_create("kernel");
+		tcase_set_timeout(tc, 300);
+		tcase_add_test(tc, shipped_deterministic_workloads_match_the_kernel);
+		suite_add_tcase(s, tc);
+	}
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	if (failed)
+		return EXIT_FAILURE;
+	if (!kernel) {
+		printf("SKIP: the kernel comparison needs root and KSM: %s\n", why);
+		return 77;
+	}
+	return EXIT_SUCCESS;
+}
