@@ -33,8 +33,9 @@ struct sim;
 
 /*
  * What each unit of ksmd work costs in simulated time, in ns. The defaults
- * are rough figures for a 2020s x86 core; `ksmkit calibrate` measures them on
- * the machine at hand and writes a file that sim_costs_load() reads.
+ * were measured on the project's test machine (a 6.18 kernel on x86);
+ * `ksmkit calibrate` measures them on the machine at hand and writes a file
+ * that sim_costs_load() reads.
  */
 struct sim_costs {
 	uint64_t hz;           /* kernel tick rate: sleeps round up to jiffies */
@@ -49,6 +50,7 @@ struct sim_costs {
 	double thp_split_ns;   /* split one THP */
 	double skip_ns;        /* a smart-scan skip */
 	double batch_ns;       /* one batch's fixed cost (wakeup, locks, LRU drain) */
+	double sleep_adjust_ns; /* a sleep lasts its jiffies plus this (may be < 0) */
 };
 
 /*
@@ -61,7 +63,7 @@ int sim_costs_write(const struct sim_costs *costs, const char *comment, FILE *ou
 
 /* The work ksmd did, by kind (what the cost model charges for). */
 struct sim_work {
-	uint64_t visits;        /* pages handed to cmp_and_merge_page */
+	uint64_t visits;        /* eligible pages the scanner stopped at (skips too) */
 	uint64_t checksums;     /* pages hashed (4 KiB each) */
 	uint64_t memcmp_bytes;  /* bytes compared until the first difference */
 	uint64_t tree_levels;   /* tree nodes visited */

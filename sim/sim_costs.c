@@ -28,6 +28,8 @@ static const struct {
 	{ "thp_split_ns", offsetof(struct sim_costs, thp_split_ns), "split one THP" },
 	{ "skip_ns", offsetof(struct sim_costs, skip_ns), "one smart-scan skip" },
 	{ "batch_ns", offsetof(struct sim_costs, batch_ns), "a batch's fixed cost" },
+	{ "sleep_adjust_ns", offsetof(struct sim_costs, sleep_adjust_ns),
+	  "a sleep: its jiffies plus this" },
 };
 
 #define NFIELDS (sizeof(cost_field) / sizeof(cost_field[0]))
@@ -59,7 +61,7 @@ static int set_field(struct loader *l, const char *name, const char *value)
 
 	errno = 0;
 	v = strtod(value, &end);
-	if (errno || end == value || *end || v < 0) {
+	if (errno || end == value || *end || (v < 0 && strcmp(name, "sleep_adjust_ns") != 0)) {
 		snprintf(l->err, l->errlen, "%s:%d: %s = %s: expected a number of ns >= 0", l->path,
 			 l->line, name, value);
 		return -1;

@@ -627,7 +627,6 @@ static bool page_changed(struct sim *s, uint32_t slot, uint32_t frame)
 	uint32_t before, now;
 	bool verdict, truth;
 
-	s->work.visits++;
 	if (s->cfg.detector == WL_DETECTOR_CHECKSUM)
 		return d->page_changed(s, slot, frame);
 	before = s->page[slot].checksum;

@@ -285,6 +285,7 @@ static bool walk_mm(struct sim *s, uint32_t mm, uint32_t *out)
 			s->scan.address = vpn + 1;
 			if (!a->anon_vma || !page_is_eligible(s, slot))
 				continue;
+			s->work.visits++;
 			sim_charge(s, s->cfg.costs.visit_ns);
 			get_rmap_item(s, mm, i, vpn);
 			if (should_skip(s, slot))
@@ -354,6 +355,14 @@ static uint64_t jiffy_ns(const struct sim *s)
 	return 1000000000u / s->cfg.costs.hz;
 }
 
+/* How long a sleep of @jiffies really lasts, by the calibrated adjustment. */
+static uint64_t sleep_ns(const struct sim *s, uint64_t jiffies)
+{
+	double ns = (double)(jiffies * jiffy_ns(s)) + s->cfg.costs.sleep_adjust_ns;
+
+	return jiffies && ns > 0 ? (uint64_t)ns : 0;
+}
+
 uint64_t sim_ksmd_batch(struct sim *s)
 {
 	uint64_t n = 0, budget = s->knobs.value[WL_KNOB_PAGES_TO_SCAN];
@@ -366,7 +375,7 @@ uint64_t sim_ksmd_batch(struct sim *s)
 	while (n < budget && sim_ksmd_step(s))
 		n++;
 	s->ksmd_cpu_ns += (uint64_t)s->batch_cost_ns;
-	s->now_ns += (uint64_t)s->batch_cost_ns + sleep_jiffies * jiffy_ns(s);
+	s->now_ns += (uint64_t)s->batch_cost_ns + sleep_ns(s, sleep_jiffies);
 	s->batch_cost_ns = 0;
 	s->batches++;
 	s->work.batches++;

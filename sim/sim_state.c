@@ -27,19 +27,21 @@ void sim_config_default(struct sim_config *cfg)
 	cfg->detector = WL_DETECTOR_CHECKSUM;
 	cfg->nr_nodes = 1;
 	cfg->thp_dirty = SIM_THP_DIRTY_ALL;
+	/* measured by ksmkit calibrate on the project's test machine (6.18, x86) */
 	cfg->costs = (struct sim_costs){
 		.hz = 250,
-		.visit_ns = 400,
-		.checksum_ns = 350,
-		.memcmp_byte_ns = 0.06,
-		.tree_level_ns = 40,
-		.dirty_test_ns = 30,
-		.tlb_flush_ns = 250,
-		.thp_flush_ns = 600,
-		.merge_ns = 1500,
+		.visit_ns = 265,
+		.checksum_ns = 760,
+		.memcmp_byte_ns = 0.09,
+		.tree_level_ns = 200,
+		.dirty_test_ns = 42,
+		.tlb_flush_ns = 17,
+		.thp_flush_ns = 17,
+		.merge_ns = 900,
 		.thp_split_ns = 20000,
 		.skip_ns = 60,
-		.batch_ns = 5000,
+		.batch_ns = 15000,
+		.sleep_adjust_ns = 2200000,
 	};
 }
 

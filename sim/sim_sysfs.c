@@ -27,9 +27,10 @@ static int store_if_no_ksm_pages(struct sim *s, enum wl_knob knob, uint64_t valu
 		return 0;
 	/* mutant mac-race: the check already ran, outside the mutex (sim_knob_store_begin) */
 	if (s->cfg.mutant == SIM_MUTANT_MAC_RACE && knob == WL_KNOB_MERGE_ACROSS_NODES)
-		return s->knobs.value[knob] = value, 0;
+		goto store;
 	if (s->count.pages_shared || sim_remove_all_stable_nodes(s))
 		return EBUSY;
+store:
 	s->knobs.value[knob] = value;
 	return 0;
 }

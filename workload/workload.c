@@ -74,8 +74,7 @@ void wl_fail(struct wl_ctx *ctx, unsigned line, const char *fmt, ...)
 
 /* --- phase one: lines, sections, keys ------------------------------------ */
 
-/* Cut a '#' or ';' comment that starts the rest or follows whitespace. */
-static void strip_inline_comment(char *s)
+void wl_strip_comment(char *s)
 {
 	for (char *p = s; *p; p++)
 		if ((*p == '#' || *p == ';') && (p == s || isspace((unsigned char)p[-1]))) {
@@ -84,7 +83,7 @@ static void strip_inline_comment(char *s)
 		}
 }
 
-static void trim(char *s)
+void wl_trim(char *s)
 {
 	size_t n = strlen(s), i = 0;
 
@@ -169,7 +168,7 @@ static void note_section_header(struct reader *r, const char *line)
 	n = (size_t)(close - line - 1);
 	memcpy(inner, line + 1, n);
 	inner[n] = '\0';
-	trim(inner);
+	wl_trim(inner);
 	parse_section_title(r, inner);
 }
 
@@ -214,8 +213,8 @@ static void clean_line(struct reader *r, char *line, size_t raw_len, bool has_nu
 	n = strlen(line);
 	if (n && line[n - 1] == '\r')
 		line[n - 1] = '\0';
-	strip_inline_comment(line);
-	trim(line);
+	wl_strip_comment(line);
+	wl_trim(line);
 	if (strlen(line) > WL_MAX_LINE) {
 		wl_fail(r->ctx, r->line, "line too long (at most %d characters)", WL_MAX_LINE);
 		line[0] = '\0';
@@ -311,8 +310,8 @@ static void fail_syntax(struct reader *r, unsigned line)
 		n = WL_MAX_LINE;
 	memcpy(text, p, n);
 	text[n] = '\0';
-	strip_inline_comment(text);
-	trim(text);
+	wl_strip_comment(text);
+	wl_trim(text);
 	if (text[0] == '[')
 		wl_fail(r->ctx, line, "section header without closing ']'");
 	else
@@ -1145,7 +1144,7 @@ static int event_set(struct wl_ctx *ctx, const struct raw_section *sec, struct w
 	}
 	memcpy(name, kv->value, (size_t)(eq - kv->value));
 	name[eq - kv->value] = '\0';
-	trim(name);
+	wl_trim(name);
 	if (strcmp(name, "run") == 0) {
 		key_fail(&k, "use action = run to change run");
 		return -1;
@@ -1159,7 +1158,7 @@ static int event_set(struct wl_ctx *ctx, const struct raw_section *sec, struct w
 		return -1;
 	}
 	snprintf(text, sizeof(text), "%s", eq + 1);
-	trim(text);
+	wl_trim(text);
 	ev->knob = (enum wl_knob)knob;
 	snprintf(ev->knob_text, sizeof(ev->knob_text), "%s", text);
 	error = wl_knob_parse(ev->knob, ev->knob_text, &ev->knob_value, why, sizeof(why));

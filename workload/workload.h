@@ -361,4 +361,10 @@ int wl_parse_time(const char *text, uint64_t *ns);
 /* Parse a decimal or 0x-hexadecimal unsigned number, the whole text. */
 int wl_parse_u64(const char *text, uint64_t *value);
 
+/* Line helpers for ksmkit's INI-like readers (workloads, model-checker
+ * configurations): cut a '#' or ';' comment that starts @s or follows
+ * whitespace; strip leading and trailing whitespace in place. */
+void wl_strip_comment(char *s);
+void wl_trim(char *s);
+
 #endif

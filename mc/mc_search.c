@@ -1,0 +1,851 @@
+/*
+ * mc_search.c - the explicit-state search: breadth-first level by level
+ * (so the first violation found has a shortest trace) or depth-first under a
+ * depth bound, over states fingerprinted by sim_fingerprint() plus the
+ * model's extra state, remembered in mc_visited.c's set.
+ *
+ * Per generated transition the transition invariants are checked (visit,
+ * max-sharing, volatility, and for liveness that a ksmd step never undoes a
+ * merge); per new state the state invariants. Liveness needs, per state, the
+ * number of full scans ksmd alone takes to merge everything ("settle"). Since
+ * ksmd's step is deterministic and merged stays merged, settle(X) is 0 when X
+ * is merged and otherwise settle(ksmd(X)) plus one if that step ends a full
+ * scan. BFS records each state's ksmd successor and computes settle for all
+ * states once the search is over, reporting the shallowest state whose
+ * settle exceeds liveness_scans; states it did not expand (depth bound) and
+ * every new state of a DFS get a simulated run instead, remembered per machine
+ * so that runs share their work.
+ *
+ * BFS keeps two levels of states as snapshots in byte arenas and, per state,
+ * a 20-byte record (parent, action from it, ksmd successor, liveness bits);
+ * DFS keeps one machine per level of its stack.
+ */
+#include "config.h"
+#include "mc_internal.h"
+#include "mc_mem.h"
+#include "mc_visited.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <xxhash.h>
+
+#define MC_BATCH 32 /* successors computed before the visited set is asked */
+#define NO_ID UINT32_MAX
+
+/* settle values besides 0..K+1 */
+#define SETTLE_UNKNOWN 250  /* not computable (not expanded, broken machine) */
+#define SETTLE_TODO 251     /* not computed yet */
+#define SETTLE_BUSY 252     /* being computed (a cycle when met again) */
+
+enum record_flag {
+	REC_MERGED = 1 << 0,   /* every group merged (mc_all_merged) */
+	REC_APPLIES = 1 << 1,  /* liveness starts here: run = 1, no store pending */
+	REC_WRAPS = 1 << 2,    /* ksmd's step from here ends a full scan */
+	REC_EXPANDED = 1 << 3, /* its successors were generated */
+};
+
+struct record {
+	uint32_t parent;            /* NO_ID for the initial state */
+	uint32_t ksmd_next;         /* the state ksmd's action leads to, or NO_ID */
+	struct mc_action action;    /* the action from the parent */
+	uint8_t flags;
+	uint8_t settle;
+};
+
+/* A growable byte buffer holding one BFS level: [entry][extra][snapshot]... */
+struct arena {
+	char *buf;
+	size_t len, cap;
+};
+
+struct entry {
+	uint32_t id;
+	uint32_t extra_len;
+	uint64_t snap_len;
+};
+
+/* A machine a liveness run passed, and the full scans it had done then. */
+struct settle_point {
+	uint64_t fp;
+	uint32_t wraps;
+};
+
+struct search {
+	const struct mc_config *cfg;
+	const struct mc_options *opt;
+	struct mc_result *res;
+	uint64_t bound;               /* depth bound, 0: none */
+	bool liveness;
+	struct sim *init, *work, *child, *prev, *live;
+	struct sim *kid[MC_BATCH];    /* BFS: a batch of successors */
+	struct mc_extra kid_x[MC_BATCH];
+	struct mc_effect kid_eff[MC_BATCH];
+	struct mc_extra x0;
+	struct mc_visited seen;       /* fingerprint -> id (BFS) or depth (DFS) */
+	struct mc_visited settled;    /* simulated runs: machine -> full scans to merge */
+	struct settle_point *path;    /* a simulated run's machines */
+	size_t path_cap;
+	struct mc_action *actions;
+	size_t actions_cap;
+	struct record *rec;           /* BFS: per state id */
+	size_t nrec, rec_cap;
+	struct arena level[2];
+	struct timespec start, last_progress;
+	char msg[512];
+	char *err;
+	size_t errlen;
+};
+
+/* --- bookkeeping ---------------------------------------------------------------- */
+
+static double since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+static void maybe_progress(struct search *st)
+{
+	if (!st->opt->progress || since(&st->last_progress) < 1)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &st->last_progress);
+	st->res->stats.seconds = since(&st->start);
+	st->opt->progress(st->opt->progress_arg, &st->res->stats);
+}
+
+static int oom(struct search *st)
+{
+	snprintf(st->err, st->errlen, "out of memory after %llu distinct states",
+		 (unsigned long long)st->res->stats.distinct);
+	return -1;
+}
+
+static uint64_t state_fp(const struct sim *s, const struct mc_extra *x)
+{
+	return XXH3_64bits_withSeed(x, offsetof(struct mc_extra, expect) + x->nslots,
+				    sim_fingerprint(s));
+}
+
+static void copy_extra(struct mc_extra *dst, const struct mc_extra *src)
+{
+	memcpy(dst, src, offsetof(struct mc_extra, expect) + src->nslots);
+}
+
+static int ensure_actions(struct search *st, size_t n)
+{
+	struct mc_action *a;
+
+	if (n <= st->actions_cap)
+		return 0;
+	a = realloc(st->actions, n * sizeof(*a));
+	if (!a)
+		return -1;
+	st->actions = a;
+	st->actions_cap = n;
+	return 0;
+}
+
+static size_t enabled(struct search *st, const struct sim *s, const struct mc_extra *x,
+		      size_t at)
+{
+	size_t n;
+
+	if (ensure_actions(st, at + MC_MAX_ACTIONS) != 0)
+		return SIZE_MAX;
+	n = mc_enabled(st->cfg, s, x, st->actions + at, MC_MAX_ACTIONS);
+	return n > MC_MAX_ACTIONS ? MC_MAX_ACTIONS : n;
+}
+
+static bool out_of_budget(const struct search *st)
+{
+	return st->opt->max_states && st->res->stats.distinct >= st->opt->max_states;
+}
+
+/* --- violations ------------------------------------------------------------------- */
+
+/* Record the violation and its trace: @path (n actions), then maybe ksmd alone. */
+static int report(struct search *st, int inv, const struct mc_action *path, size_t n,
+		  bool liveness)
+{
+	struct mc_result *res = st->res;
+	char unmerged[400];
+
+	res->verdict = MC_VIOLATION;
+	res->invariant = inv;
+	res->trace = mc_trace_build(st->cfg, res->mutant, path, n,
+				    liveness ? st->cfg->liveness_scans : 0, liveness ? unmerged : NULL,
+				    sizeof(unmerged), st->err, st->errlen);
+	if (liveness)
+		snprintf(st->msg, sizeof(st->msg), "after %u full scans of ksmd alone: %s",
+			 st->cfg->liveness_scans, unmerged);
+	snprintf(res->message, sizeof(res->message), "%s", st->msg);
+	return res->trace ? 1 : -1;
+}
+
+/* The BFS path to state @id, then @last (if not NULL). */
+static int report_bfs(struct search *st, int inv, uint32_t id, const struct mc_action *last,
+		      bool liveness)
+{
+	size_t n, len = last ? 1 : 0;
+	struct mc_action *path;
+	int rc;
+
+	for (uint32_t i = id; st->rec[i].parent != NO_ID; i = st->rec[i].parent)
+		len++;
+	path = malloc((len ? len : 1) * sizeof(*path));
+	if (!path)
+		return oom(st);
+	if (last)
+		path[len - 1] = *last;
+	n = len - (last ? 1 : 0);
+	for (uint32_t i = id; st->rec[i].parent != NO_ID; i = st->rec[i].parent)
+		path[--n] = st->rec[i].action;
+	rc = report(st, inv, path, len, liveness);
+	free(path);
+	return rc;
+}
+
+/* --- liveness by simulation ---------------------------------------------------------- */
+
+/*
+ * Full scans ksmd alone takes from @from (@x its extra) until every group is
+ * merged: 0..K, K + 1 for "more than K", or SETTLE_UNKNOWN when a machine on
+ * the way breaks a safety invariant (the search reaches that state too, by a
+ * shorter path, and reports it there; a broken machine is not run further).
+ * Every machine passed is remembered with its own count (st->settled), so
+ * that a later run meeting one of them is done.
+ */
+static unsigned simulate_settle(struct search *st, const struct sim *from,
+				const struct mc_extra *x)
+{
+	struct sim *s = st->live;
+	unsigned k = st->cfg->liveness_scans, wraps = 0, need = k + 1;
+	uint64_t guard = (uint64_t)(k + 2) * (from->nslots + 2) + 16;
+	size_t n = 0;
+	char why[400];
+
+	st->res->stats.liveness_runs++;
+	if (sim_clone_into(s, from) != 0)
+		return SETTLE_UNKNOWN;
+	for (;;) {
+		uint64_t fp = sim_fingerprint(s);
+		uint32_t rest;
+		struct mc_effect eff;
+
+		if (mc_visited_find(&st->settled, fp, &rest)) {
+			need = wraps + rest < k + 1 ? wraps + rest : k + 1;
+			break;
+		}
+		if (n < st->path_cap)
+			st->path[n++] = (struct settle_point){ fp, wraps };
+		if (mc_all_merged(st->cfg, s, NULL, 0)) {
+			need = wraps;
+			break;
+		}
+		if (wraps > k || !guard-- || !sim_ksmd_runnable(s))
+			break; /* more than k */
+		if (sim_clone_into(st->prev, s) != 0)
+			return SETTLE_UNKNOWN;
+		mc_ksmd_page_step(s, &eff);
+		wraps += eff.wraps;
+		if (mc_check_transition(st->cfg, st->prev, &eff, s, why, sizeof(why)) ||
+		    mc_check_state(st->cfg, s, x, why, sizeof(why)))
+			return SETTLE_UNKNOWN;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t left = need - st->path[i].wraps;
+
+		if (mc_visited_add(&st->settled, st->path[i].fp, left <= k ? left : k + 1, NULL) ==
+		    MC_VISIT_OOM)
+			break;
+	}
+	return need;
+}
+
+/* --- one transition -------------------------------------------------------------------- */
+
+/*
+ * ksmd's action from st->work into @c: one page step, or steps up to the end
+ * of a full scan with every invariant checked in between. Returns the
+ * failing invariant + 1, 0, or -1 when out of memory.
+ */
+static int ksmd_action(struct search *st, struct sim *c, const struct mc_extra *x,
+		       struct mc_effect *eff)
+{
+	int inv;
+
+	if (!st->cfg->ksmd_scan) {
+		mc_ksmd_page_step(c, eff);
+		return mc_check_transition(st->cfg, st->work, eff, c, st->msg, sizeof(st->msg));
+	}
+	memset(eff, 0, sizeof(*eff));
+	for (;;) {
+		struct mc_effect inner;
+
+		if (sim_clone_into(st->prev, c) != 0)
+			return -1;
+		mc_ksmd_page_step(c, &inner);
+		eff->ret += inner.processed;
+		if ((inv = mc_check_transition(st->cfg, st->prev, &inner, c, st->msg,
+					       sizeof(st->msg))) ||
+		    (inv = mc_check_state(st->cfg, c, x, st->msg, sizeof(st->msg))))
+			return inv;
+		if (inner.wraps || !sim_ksmd_runnable(c)) {
+			eff->wraps = inner.wraps;
+			return 0;
+		}
+	}
+}
+
+/*
+ * Apply @a to st->work (@xw) into @child (@xc, @eff) and check what every
+ * transition must satisfy. Returns 0, the failing invariant + 1, or -1.
+ */
+static int transition(struct search *st, const struct mc_extra *xw, bool work_merged,
+		      const struct mc_action *a, struct sim *child, struct mc_extra *xc,
+		      struct mc_effect *eff)
+{
+	int inv = 0;
+
+	if (sim_clone_into(child, st->work) != 0)
+		return -1;
+	copy_extra(xc, xw);
+	st->res->stats.generated++;
+	if (a->kind != MC_ACT_KSMD) {
+		mc_apply_user(st->cfg, child, xc, a, eff);
+		return 0;
+	}
+	if ((inv = ksmd_action(st, child, xc, eff)) != 0)
+		return inv;
+	if (st->liveness && work_merged && !mc_all_merged(st->cfg, child, NULL, 0)) {
+		size_t n;
+
+		mc_all_merged(st->cfg, child, st->msg, sizeof(st->msg));
+		n = strlen(st->msg);
+		snprintf(st->msg + n, sizeof(st->msg) - n, " (a ksmd step undid a merge)");
+		return MC_INV_LIVENESS + 1;
+	}
+	return 0;
+}
+
+static bool merged(struct search *st, const struct sim *s)
+{
+	return st->liveness && mc_all_merged(st->cfg, s, NULL, 0);
+}
+
+/* --- breadth-first ---------------------------------------------------------------- */
+
+static int arena_push(struct arena *ar, uint32_t id, const struct sim *s, const struct mc_extra *x)
+{
+	size_t extra_len = offsetof(struct mc_extra, expect) + x->nslots;
+	size_t snap = sim_snapshot_size(s);
+	size_t need = sizeof(struct entry) + ((extra_len + 7) & ~(size_t)7) + snap;
+	struct entry *e;
+
+	if (ar->len + need > ar->cap) {
+		size_t cap = ar->cap ? ar->cap * 2 : MC_MEM_HUGE;
+		char *b;
+
+		while (cap < ar->len + need)
+			cap *= 2;
+		if (!(b = mc_mem_grow(ar->buf, ar->cap, cap)))
+			return -1;
+		ar->buf = b;
+		ar->cap = cap;
+	}
+	e = (struct entry *)(ar->buf + ar->len);
+	e->id = id;
+	e->extra_len = (uint32_t)extra_len;
+	e->snap_len = snap;
+	memcpy(e + 1, x, extra_len);
+	sim_snapshot_save(s, (char *)(e + 1) + ((extra_len + 7) & ~(size_t)7));
+	ar->len += need;
+	return 0;
+}
+
+static size_t entry_size(const struct entry *e)
+{
+	return sizeof(*e) + ((e->extra_len + 7) & ~(size_t)7) + e->snap_len;
+}
+
+/* A record for a new state; its id is the index. */
+static int record(struct search *st, uint32_t parent, const struct mc_action *a,
+		  const struct sim *s, const struct mc_extra *x)
+{
+	struct record *r;
+
+	if (st->nrec == st->rec_cap) {
+		size_t cap = st->rec_cap ? st->rec_cap * 2 : 1 << 16;
+		struct record *grown = realloc(st->rec, cap * sizeof(*grown));
+
+		if (!grown)
+			return -1;
+		st->rec = grown;
+		st->rec_cap = cap;
+	}
+	r = &st->rec[st->nrec++];
+	memset(r, 0, sizeof(*r));
+	r->parent = parent;
+	r->ksmd_next = NO_ID;
+	if (a)
+		r->action = *a;
+	r->settle = SETTLE_TODO;
+	if (merged(st, s))
+		r->flags |= REC_MERGED;
+	if (mc_liveness_applies(s, x))
+		r->flags |= REC_APPLIES;
+	return 0;
+}
+
+/* A new state: record it, check it, queue it. */
+static int bfs_new(struct search *st, uint32_t parent, const struct mc_action *a,
+		   struct sim *s, const struct mc_extra *x, struct arena *next)
+{
+	int inv;
+
+	st->res->stats.distinct++;
+	if (record(st, parent, a, s, x) != 0)
+		return oom(st);
+	if ((inv = mc_check_state(st->cfg, s, x, st->msg, sizeof(st->msg))))
+		return report_bfs(st, inv - 1, (uint32_t)(st->nrec - 1), NULL, false);
+	if (arena_push(next, (uint32_t)(st->nrec - 1), s, x) != 0)
+		return oom(st);
+	return 0;
+}
+
+/* A state the depth bound leaves unexpanded: its liveness by simulation. */
+static void bfs_cut(struct search *st, const struct entry *e, const struct mc_extra *x, size_t n)
+{
+	struct record *r = &st->rec[e->id];
+
+	st->res->stats.cut += n > 0;
+	if (!st->liveness)
+		return;
+	r->settle = (r->flags & REC_MERGED) ? 0 : (uint8_t)simulate_settle(st, st->work, x);
+}
+
+/*
+ * Generate a batch of successors of st->work (actions [first, first + m)),
+ * then ask the visited set about all of them: their slots load meanwhile.
+ */
+static int bfs_batch(struct search *st, const struct entry *e, const struct mc_extra *xw,
+		     bool work_merged, size_t first, size_t m, struct arena *next)
+{
+	uint64_t fp[MC_BATCH];
+
+	for (size_t i = 0; i < m; i++) {
+		int inv = transition(st, xw, work_merged, &st->actions[first + i], st->kid[i],
+				     &st->kid_x[i], &st->kid_eff[i]);
+
+		if (inv < 0)
+			return oom(st);
+		if (inv)
+			return report_bfs(st, inv - 1, e->id, &st->actions[first + i], false);
+		fp[i] = state_fp(st->kid[i], &st->kid_x[i]);
+		mc_visited_prefetch(&st->seen, fp[i]);
+	}
+	for (size_t i = 0; i < m; i++) {
+		uint32_t id;
+		enum mc_visit v = mc_visited_add(&st->seen, fp[i], (uint32_t)st->nrec, &id);
+		int rc;
+
+		if (v == MC_VISIT_OOM)
+			return oom(st);
+		if (v == MC_VISIT_NEW &&
+		    (rc = bfs_new(st, e->id, &st->actions[first + i], st->kid[i], &st->kid_x[i], next)))
+			return rc;
+		if (st->actions[first + i].kind == MC_ACT_KSMD) {
+			st->rec[e->id].ksmd_next = id;
+			if (st->kid_eff[i].wraps)
+				st->rec[e->id].flags |= REC_WRAPS;
+		}
+		if (out_of_budget(st))
+			return 0;
+	}
+	return 0;
+}
+
+/* Expand one state of the current level into the next. */
+static int bfs_expand(struct search *st, const struct entry *e, uint64_t depth, struct arena *next)
+{
+	struct mc_extra xw;
+	size_t n;
+	bool work_merged;
+
+	memcpy(&xw, e + 1, e->extra_len);
+	if (sim_snapshot_load(st->work, (const char *)(e + 1) + ((e->extra_len + 7) & ~(size_t)7)))
+		return oom(st);
+	if ((n = enabled(st, st->work, &xw, 0)) == SIZE_MAX)
+		return oom(st);
+	if (st->bound && depth >= st->bound) {
+		bfs_cut(st, e, &xw, n);
+		return 0;
+	}
+	work_merged = st->rec[e->id].flags & REC_MERGED;
+	for (size_t first = 0; first < n; first += MC_BATCH) {
+		size_t m = n - first < MC_BATCH ? n - first : MC_BATCH;
+		int rc = bfs_batch(st, e, &xw, work_merged, first, m, next);
+
+		if (rc || out_of_budget(st))
+			return rc;
+	}
+	st->rec[e->id].flags |= REC_EXPANDED;
+	maybe_progress(st);
+	return 0;
+}
+
+/*
+ * settle for state @id by walking its ksmd successors up to a state whose
+ * value is known, then back: settle(X) = settle(ksmd(X)) + (wraps ? 1 : 0).
+ */
+static uint8_t settle_of(struct search *st, uint32_t id, uint32_t *stack)
+{
+	unsigned k = st->cfg->liveness_scans;
+	size_t top = 0;
+	uint8_t v;
+	uint32_t cur = id;
+
+	for (;;) {
+		struct record *r = &st->rec[cur];
+
+		if (r->settle <= k + 1 || r->settle == SETTLE_UNKNOWN) {
+			v = r->settle;
+			break;
+		}
+		if (r->settle == SETTLE_BUSY) {
+			v = (uint8_t)(k + 1); /* a cycle of ksmd steps that never merges */
+			break;
+		}
+		if (r->flags & REC_MERGED) {
+			v = r->settle = 0;
+			break;
+		}
+		if (!(r->flags & REC_EXPANDED)) {
+			v = r->settle = SETTLE_UNKNOWN;
+			break;
+		}
+		if (r->ksmd_next == NO_ID) {
+			v = r->settle = (uint8_t)(k + 1); /* ksmd cannot run, and not merged */
+			break;
+		}
+		r->settle = SETTLE_BUSY;
+		stack[top++] = cur;
+		cur = r->ksmd_next;
+	}
+	while (top) {
+		struct record *r = &st->rec[stack[--top]];
+
+		if (v != SETTLE_UNKNOWN) {
+			v += (r->flags & REC_WRAPS) ? 1 : 0;
+			v = v > k + 1 ? (uint8_t)(k + 1) : v;
+		}
+		r->settle = v;
+	}
+	return st->rec[id].settle;
+}
+
+/* After the search: the shallowest state where liveness starts and fails. */
+static int bfs_liveness(struct search *st)
+{
+	uint32_t *stack = malloc((st->nrec ? st->nrec : 1) * sizeof(*stack));
+	unsigned k = st->cfg->liveness_scans;
+	int rc = 0;
+
+	if (!stack)
+		return oom(st);
+	for (uint32_t id = 0; id < st->nrec; id++) {
+		uint8_t v = settle_of(st, id, stack);
+
+		if ((st->rec[id].flags & REC_APPLIES) && v != SETTLE_UNKNOWN && v > k) {
+			rc = report_bfs(st, MC_INV_LIVENESS, id, NULL, true);
+			break;
+		}
+	}
+	free(stack);
+	return rc;
+}
+
+static int bfs(struct search *st)
+{
+	struct arena *cur = &st->level[0], *next = &st->level[1];
+	uint64_t depth = 0;
+	int rc;
+
+	if (record(st, NO_ID, NULL, st->init, &st->x0) != 0 ||
+	    arena_push(cur, 0, st->init, &st->x0) != 0)
+		return oom(st);
+	mc_visited_add(&st->seen, state_fp(st->init, &st->x0), 0, NULL);
+	if ((rc = mc_check_state(st->cfg, st->init, &st->x0, st->msg, sizeof(st->msg))))
+		return report(st, rc - 1, NULL, 0, false);
+	while (cur->len && !out_of_budget(st)) {
+		struct arena *t;
+
+		st->res->stats.depth = depth;
+		for (size_t off = 0; off < cur->len && !out_of_budget(st);
+		     off += entry_size((struct entry *)(cur->buf + off)))
+			if ((rc = bfs_expand(st, (const struct entry *)(cur->buf + off), depth, next)))
+				return rc;
+		cur->len = 0;
+		if (next->len)
+			depth++;
+		t = cur;
+		cur = next;
+		next = t;
+	}
+	return st->liveness ? bfs_liveness(st) : 0;
+}
+
+/* --- depth-first -------------------------------------------------------------------- */
+
+struct frame {
+	size_t first, n, next;     /* its enabled actions in st->actions */
+	bool merged;
+	struct mc_extra x;
+};
+
+struct dfs {
+	struct frame *frame;
+	struct sim **sim;          /* the machine at each depth */
+	size_t cap;
+};
+
+static int dfs_grow(struct dfs *d, size_t depth)
+{
+	size_t cap = d->cap ? d->cap * 2 : 64;
+	struct frame *f;
+	struct sim **s;
+
+	if (depth < d->cap)
+		return 0;
+	if (!(f = realloc(d->frame, cap * sizeof(*f))))
+		return -1;
+	d->frame = f;
+	if (!(s = realloc(d->sim, cap * sizeof(*s))))
+		return -1;
+	d->sim = s;
+	for (size_t i = d->cap; i < cap; i++)
+		d->sim[i] = NULL;
+	d->cap = cap;
+	return 0;
+}
+
+static int dfs_report(struct search *st, struct dfs *d, size_t depth, int inv,
+		      const struct mc_action *last, bool liveness)
+{
+	struct mc_action *path = malloc((depth + 1) * sizeof(*path));
+	size_t n = 0;
+	int rc;
+
+	if (!path)
+		return oom(st);
+	for (size_t i = 0; i < depth; i++)
+		path[n++] = st->actions[d->frame[i].first + d->frame[i].next - 1];
+	if (last)
+		path[n++] = *last;
+	rc = report(st, inv, path, n, liveness);
+	free(path);
+	return rc;
+}
+
+/* Push the state in st->child at @depth: copy it, list its actions. */
+static int dfs_push(struct search *st, struct dfs *d, size_t depth, const struct mc_extra *x)
+{
+	size_t first = depth ? d->frame[depth - 1].first + d->frame[depth - 1].n : 0;
+	struct frame *f;
+
+	if (dfs_grow(d, depth) != 0)
+		return -1;
+	if (!d->sim[depth] && !(d->sim[depth] = sim_clone(st->init)))
+		return -1;
+	if (sim_clone_into(d->sim[depth], st->child) != 0)
+		return -1;
+	f = &d->frame[depth];
+	f->first = first;
+	f->next = 0;
+	copy_extra(&f->x, x);
+	if ((f->n = enabled(st, d->sim[depth], x, first)) == SIZE_MAX)
+		return -1;
+	f->merged = merged(st, d->sim[depth]);
+	if (st->bound && depth >= st->bound) {
+		st->res->stats.cut += f->n > 0;
+		f->n = 0;
+	}
+	if (depth > st->res->stats.depth)
+		st->res->stats.depth = depth;
+	return 0;
+}
+
+/* The state invariants of a new DFS state, and liveness from it (simulated). */
+static int dfs_new(struct search *st, const struct mc_action *a, const struct mc_extra *x,
+		   bool *liveness_failed)
+{
+	int inv = mc_check_state(st->cfg, st->child, x, st->msg, sizeof(st->msg));
+	unsigned need;
+
+	*liveness_failed = false;
+	if (inv || !st->liveness || (a && a->kind == MC_ACT_KSMD) ||
+	    !mc_liveness_applies(st->child, x))
+		return inv;
+	need = simulate_settle(st, st->child, x);
+	if (need == SETTLE_UNKNOWN || need <= st->cfg->liveness_scans)
+		return 0;
+	*liveness_failed = true;
+	return MC_INV_LIVENESS + 1;
+}
+
+/* One action from the frame at @depth: 0 done, 2 pushed a new frame, else stop. */
+static int dfs_step(struct search *st, struct dfs *d, size_t depth)
+{
+	struct frame *f = &d->frame[depth];
+	const struct mc_action a = st->actions[f->first + f->next++];
+	struct mc_effect eff;
+	struct mc_extra xc;
+	bool live_failed;
+	enum mc_visit v;
+	int inv;
+
+	st->work = d->sim[depth];
+	inv = transition(st, &f->x, f->merged, &a, st->child, &xc, &eff);
+	if (inv < 0)
+		return oom(st);
+	if (inv)
+		return dfs_report(st, d, depth, inv - 1, &a, false);
+	maybe_progress(st);
+	v = mc_visited_add(&st->seen, state_fp(st->child, &xc), (uint32_t)depth + 1, NULL);
+	if (v == MC_VISIT_OOM)
+		return oom(st);
+	if (v == MC_VISIT_SEEN)
+		return 0;
+	if (v == MC_VISIT_NEW) {
+		st->res->stats.distinct++;
+		if ((inv = dfs_new(st, &a, &xc, &live_failed)))
+			return dfs_report(st, d, depth, inv - 1, &a, live_failed);
+	}
+	return dfs_push(st, d, depth + 1, &xc) != 0 ? oom(st) : 2;
+}
+
+static int dfs(struct search *st)
+{
+	struct dfs d = { NULL, NULL, 0 };
+	struct sim *work = st->work;
+	bool live_failed;
+	size_t depth = 0;
+	int rc = 0;
+
+	mc_visited_add(&st->seen, state_fp(st->init, &st->x0), 0, NULL);
+	if (sim_clone_into(st->child, st->init) != 0) {
+		rc = oom(st);
+		goto out;
+	}
+	if ((rc = dfs_new(st, NULL, &st->x0, &live_failed))) {
+		rc = report(st, rc - 1, NULL, 0, live_failed);
+		goto out;
+	}
+	if (dfs_push(st, &d, 0, &st->x0) != 0) {
+		rc = oom(st);
+		goto out;
+	}
+	while (!rc && !out_of_budget(st)) {
+		if (d.frame[depth].next == d.frame[depth].n) {
+			if (depth == 0)
+				break;
+			depth--;
+			continue;
+		}
+		rc = dfs_step(st, &d, depth);
+		if (rc == 2) {
+			depth++;
+			rc = 0;
+		}
+	}
+out:
+	for (size_t i = 0; i < d.cap; i++)
+		sim_free(d.sim[i]);
+	free(d.sim);
+	free(d.frame);
+	st->work = work;
+	return rc;
+}
+
+/* --- entry points -------------------------------------------------------------------- */
+
+static int setup(struct search *st)
+{
+	st->init = mc_initial_state(st->cfg, st->res->mutant, &st->x0, st->err, st->errlen);
+	if (!st->init)
+		return -1;
+	if (!(st->work = sim_clone(st->init)) || !(st->child = sim_clone(st->init)) ||
+	    !(st->prev = sim_clone(st->init)) || !(st->live = sim_clone(st->init)) ||
+	    mc_visited_init(&st->seen, 1 << 16) != 0 || mc_visited_init(&st->settled, 1 << 12) != 0)
+		return oom(st);
+	for (int i = 0; i < MC_BATCH; i++)
+		if (!(st->kid[i] = sim_clone(st->init)))
+			return oom(st);
+	st->path_cap = (size_t)(st->cfg->liveness_scans + 2) * (MC_MAX_SLOTS + 2) + 16;
+	if (!(st->path = malloc(st->path_cap * sizeof(*st->path))))
+		return oom(st);
+	st->res->stats.distinct = 1;
+	return 0;
+}
+
+static void teardown(struct search *st)
+{
+	sim_free(st->init);
+	sim_free(st->work);
+	sim_free(st->child);
+	sim_free(st->prev);
+	sim_free(st->live);
+	for (int i = 0; i < MC_BATCH; i++)
+		sim_free(st->kid[i]);
+	mc_visited_free(&st->seen);
+	mc_visited_free(&st->settled);
+	free(st->path);
+	free(st->actions);
+	free(st->rec);
+	mc_mem_free(st->level[0].buf, st->level[0].cap);
+	mc_mem_free(st->level[1].buf, st->level[1].cap);
+}
+
+int mc_check(const struct mc_config *cfg, const struct mc_options *opt,
+	     struct mc_result *res, char *err, size_t errlen)
+{
+	static const struct mc_options defaults;
+	struct search st = { .cfg = cfg, .opt = opt ? opt : &defaults, .res = res, .err = err,
+			     .errlen = errlen };
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->mutant = st.opt->mutant;
+	res->search = st.opt->search != MC_SEARCH_DEFAULT ? st.opt->search : cfg->search;
+	res->depth_bound = st.opt->depth ? st.opt->depth : cfg->depth;
+	st.bound = res->depth_bound;
+	st.liveness = cfg->check[MC_INV_LIVENESS];
+	if (st.opt->mutant >= SIM_MUTANT_COUNT) {
+		snprintf(err, errlen, "no such mutant");
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &st.start);
+	st.last_progress = st.start;
+	rc = setup(&st);
+	if (rc == 0)
+		rc = res->search == MC_SEARCH_DFS ? dfs(&st) : bfs(&st);
+	res->stats.seconds = since(&st.start);
+	res->stats.exhaustive = rc == 0 && !res->stats.cut && !out_of_budget(&st) &&
+				res->verdict == MC_PASS;
+	teardown(&st);
+	if (rc < 0) {
+		mc_result_free(res);
+		return -1;
+	}
+	return 0;
+}
+
+void mc_result_free(struct mc_result *res)
+{
+	mc_trace_free(res->trace);
+	res->trace = NULL;
+}

@@ -1,0 +1,51 @@
+/*
+ * mc_visited.h - the set of visited states: 64-bit fingerprints in an
+ * open-addressing table (linear probing, at most 3/4 full, doubling), each
+ * with a 32-bit number: the shallowest depth it was reached at (a
+ * depth-bounded DFS explores a state again when it reaches it shallower), or
+ * whatever else the caller keeps per fingerprint. Not installed.
+ */
+#ifndef KSMKIT_MC_VISITED_H
+#define KSMKIT_MC_VISITED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mc_visited_slot {
+	uint64_t key;      /* 0: empty (fingerprint 0 is stored as 1) */
+	uint32_t depth;
+};
+
+struct mc_visited {
+	struct mc_visited_slot *slot;
+	size_t cap, n;
+};
+
+int mc_visited_init(struct mc_visited *v, size_t expected);
+void mc_visited_free(struct mc_visited *v);
+
+enum mc_visit {
+	MC_VISIT_NEW,       /* not seen before: now recorded at @depth */
+	MC_VISIT_SHALLOWER, /* seen, but deeper than @depth: now recorded at @depth */
+	MC_VISIT_SEEN,      /* seen at @depth or shallower */
+	MC_VISIT_OOM,       /* the table could not grow */
+};
+
+/*
+ * Add @fp with number @depth, or lower its number to @depth; *@stored (if
+ * not NULL) receives the number the set holds for @fp afterwards.
+ */
+enum mc_visit mc_visited_add(struct mc_visited *v, uint64_t fp, uint32_t depth,
+			     uint32_t *stored);
+
+/* Start loading @fp's slot into the cache, ahead of an add or find. */
+static inline void mc_visited_prefetch(const struct mc_visited *v, uint64_t fp)
+{
+	__builtin_prefetch(&v->slot[(size_t)(fp ? fp : 1) & (v->cap - 1)]);
+}
+
+/* Whether @fp is in the set; its number in *depth. */
+bool mc_visited_find(const struct mc_visited *v, uint64_t fp, uint32_t *depth);
+
+#endif

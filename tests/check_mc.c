@@ -1,0 +1,498 @@
+/*
+ * check_mc.c - the model checker (mc/) and the simulator's fast paths it
+ * relies on (sim_mc.h): configurations parse strictly with FILE:LINE errors;
+ * copies, snapshots and fingerprints keep sim_equal()'s meaning; the shipped
+ * configurations pass on the simulator as written, exhaustively; every seeded
+ * bug (sim_mutant.h) is caught, each by the invariant named here; depth-first
+ * search and state limits report themselves as not exhaustive; and a
+ * counterexample written as a workload file parses and replays on the
+ * simulator's workload driver with the very counters the checker saw.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mc_internal.h"
+#include "sim_driver.h"
+
+static struct mc_config *load(const char *name)
+{
+	char path[512];
+	struct mc_config *cfg;
+	struct mc_error err;
+
+	snprintf(path, sizeof(path), "%s/mc/configs/%s", SRCDIR, name);
+	ck_assert_msg(mc_config_parse_file(path, &cfg, &err) == 0, "%s", err.text);
+	return cfg;
+}
+
+static struct mc_result run(const struct mc_config *cfg, const struct mc_options *opt)
+{
+	struct mc_result res;
+	char err[256];
+
+	ck_assert_msg(mc_check(cfg, opt, &res, err, sizeof(err)) == 0, "%s", err);
+	return res;
+}
+
+/* --- configuration files ------------------------------------------------------------ */
+
+START_TEST(t01_reference_config_parses)
+{
+	struct mc_config *cfg = load("reference.conf");
+
+	ck_assert_uint_eq(cfg->nprocs, 2);
+	ck_assert_uint_eq(cfg->nregions, 2);
+	ck_assert_uint_eq(cfg->region[0].npages, 3);
+	ck_assert_uint_eq(cfg->nwrite_values, 3);
+	ck_assert_uint_eq(cfg->budget[MC_B_WRITES], 3);
+	ck_assert(!cfg->ksmd_scan);
+	ck_assert_uint_eq(cfg->knobs[WL_KNOB_SMART_SCAN], 0);
+	ck_assert_uint_eq(cfg->knobs[WL_KNOB_MAX_PAGE_SHARING], 256);
+	for (int i = 0; i < MC_INV_COUNT; i++)
+		ck_assert(cfg->check[i]);
+	mc_config_free(cfg);
+}
+END_TEST
+
+static const struct {
+	const char *text, *error;
+} bad_configs[] = {
+	{ "[check]\nwritez = 3\n[region a]\ncontents = 1\n", "t.conf:2: unknown key 'writez' in [check]" },
+	{ "[check]\nwrites = x\n[region a]\ncontents = 1\n", "t.conf:2: [check] writes = x: expected a number" },
+	{ "[check]\n[region a]\ncontents = 1,,2\n", "t.conf:3: [region a] contents = 1,,2: empty item" },
+	{ "[check]\n[region a]\ncontents = 1\n[region a]\ncontents = 2\n", "t.conf:4: duplicate section [region a]" },
+	{ "[check]\nkernel = 5.0\n[region a]\ncontents = 1\n", "t.conf:2: [check] kernel = 5.0: expected 6.18 or 6.10" },
+	{ "[check]\nmax_page_sharing = 1\n[region a]\ncontents = 1\n", "t.conf:2: [check] max_page_sharing = 1" },
+	{ "[check]\nadvisor_mode = scan-time\n[region a]\ncontents = 1\n", "time stands still" },
+	{ "[check]\ninvariants = data,bogus\n[region a]\ncontents = 1\n", "t.conf:2: [check] invariants = data,bogus: unknown invariant" },
+	{ "[check]\nwrites = 1\n[region a]\ncontents = 1\n", "writes = 1 needs values" },
+	{ "[check]\nstores = 1\nstore_values = run=1\n[region a]\ncontents = 1\n", "t.conf:3: [check] store_values = run=1: unknown knob" },
+	{ "[check]\n[region a]\nnode = 9\ncontents = 1\n", "t.conf:3: [region a] node = 9: must be 0 to 7" },
+	{ "[check]\n[region a]\n", "t.conf:2: [region a] needs contents" },
+	{ "[region a]\ncontents = 1\n", "t.conf: no [check] section" },
+	{ "writes = 1\n", "t.conf:1: 'writes' is outside any section" },
+	{ "[check]\nsearch = dfs\n[region a]\ncontents = 1\n", "search = dfs needs depth" },
+	{ "[check]\n[region a]\ncontents = 9223372036854775808\n", "below 2^63" },
+	{ "[check]\n[region a]\ncontents = 1\nmerge = prctl\n[region b]\ncontents = 1\nprocess = main\n",
+	  "t.conf:2: [region a]: prctl makes every region of process main mergeable" },
+	{ "[check]\nforks = 8\n[region a]\ncontents = 1,1,1,1\n", "too large for the model checker" },
+};
+
+START_TEST(t02_bad_configs_name_file_and_line)
+{
+	struct mc_config *cfg;
+	struct mc_error err;
+	const char *text = bad_configs[_i].text;
+
+	ck_assert_int_eq(mc_config_parse_buffer(text, strlen(text), "t.conf", &cfg, &err), -1);
+	ck_assert_ptr_null(cfg);
+	ck_assert_msg(strstr(err.text, bad_configs[_i].error), "got '%s', want '%s'", err.text,
+		      bad_configs[_i].error);
+}
+END_TEST
+
+/* --- the simulator's fast paths (sim_mc.h) ------------------------------------------ */
+
+/* A machine of @pages pages of values p % 3, one patched, merging. */
+static struct sim *machine(uint64_t pages)
+{
+	struct sim_config sc;
+	char err[128];
+	struct sim *s;
+	int mm, area;
+
+	sim_config_default(&sc);
+	s = sim_new(&sc, err, sizeof(err));
+	ck_assert_ptr_nonnull(s);
+	mm = sim_process_new(s);
+	area = sim_mmap(s, mm, pages, -1, false, 0);
+	for (uint64_t p = 0; p < pages; p++)
+		sim_fill(s, area, p, p % 3);
+	sim_write(s, area, 7, 100, 5); /* a patched content */
+	sim_madvise(s, area, 0, pages, true);
+	sim_run_store(s, 1);
+	return s;
+}
+
+START_TEST(t03_clone_into_and_snapshots_evolve_identically)
+{
+	struct sim *s = machine(12), *c = machine(12), *l = machine(12);
+	char *buf;
+
+	for (int i = 0; i < 30; i++)
+		sim_ksmd_step(s);
+	sim_write(s, 0, 3, 8, 77); /* another patched content */
+	ck_assert_int_eq(sim_clone_into(c, s), 0);
+	buf = malloc(sim_snapshot_size(s));
+	ck_assert_ptr_nonnull(buf);
+	sim_snapshot_save(s, buf);
+	ck_assert_int_eq(sim_snapshot_load(l, buf), 0);
+	ck_assert(sim_equal(s, c) && sim_equal(s, l));
+	ck_assert_uint_eq(sim_hash(s), sim_hash(l));
+	for (int i = 0; i < 200; i++) {
+		if (i == 50) {
+			ck_assert_int_eq(sim_write(s, 0, 1, 0, 9), 0);
+			ck_assert_int_eq(sim_write(c, 0, 1, 0, 9), 0);
+			ck_assert_int_eq(sim_write(l, 0, 1, 0, 9), 0);
+		}
+		ck_assert_int_eq(sim_ksmd_step(s), sim_ksmd_step(c));
+		sim_ksmd_step(l);
+		ck_assert(sim_equal(s, c) && sim_equal(s, l));
+		ck_assert_uint_eq(sim_fingerprint(s), sim_fingerprint(l));
+	}
+	free(buf);
+	sim_free(s);
+	sim_free(c);
+	sim_free(l);
+}
+END_TEST
+
+START_TEST(t04_copies_between_machines_of_other_sizes)
+{
+	struct sim *small = machine(5), *big = machine(300), *again = machine(5);
+
+	for (int i = 0; i < 700; i++)
+		sim_ksmd_step(big);
+	for (uint64_t p = 0; p < 300; p += 7)
+		sim_write(big, 0, p, 16, p); /* many patched contents */
+	ck_assert_int_eq(sim_clone_into(again, big), 0); /* grows */
+	ck_assert(sim_equal(again, big));
+	ck_assert_int_eq(sim_clone_into(big, small), 0); /* shrinks, frees patches */
+	ck_assert(sim_equal(big, small));
+	for (int i = 0; i < 40; i++) {
+		sim_ksmd_step(big);
+		sim_ksmd_step(small);
+		ck_assert(sim_equal(big, small));
+	}
+	sim_free(small);
+	sim_free(big);
+	sim_free(again);
+}
+END_TEST
+
+START_TEST(t05_fingerprint_abstracts_only_what_it_says)
+{
+	struct sim *s = machine(12), *c = machine(12);
+
+	for (int i = 0; i < 40; i++)
+		sim_ksmd_step(s);
+	ck_assert_int_eq(sim_clone_into(c, s), 0);
+	ck_assert_uint_eq(sim_fingerprint(s), sim_fingerprint(c));
+	/* counters that only observe, and the full-scan count */
+	c->count.pages_scanned += 5;
+	c->count.pages_skipped += 2;
+	c->scan.seqnr += 256; /* unstable items' scan numbers are relative */
+	ck_assert_uint_eq(sim_fingerprint(s), sim_fingerprint(c));
+	ck_assert_uint_ne(sim_hash(s), sim_hash(c));
+	/* ages above 9 behave alike in should_skip() */
+	for (uint32_t slot = 1; slot < c->nslots; slot++)
+		if (c->page[slot].rflags & RMAP_EXISTS) {
+			s->page[slot].age = 20;
+			c->page[slot].age = 200;
+		}
+	ck_assert_uint_eq(sim_fingerprint(s), sim_fingerprint(c));
+	/* but state that matters does count */
+	ck_assert_int_eq(sim_write(c, 0, 2, 0, 42), 0);
+	ck_assert_uint_ne(sim_fingerprint(s), sim_fingerprint(c));
+	sim_free(s);
+	sim_free(c);
+}
+END_TEST
+
+/* --- searches on the simulator as written --------------------------------------------- */
+
+START_TEST(t06_reference_holds_exhaustively)
+{
+	struct mc_config *cfg = load("reference.conf");
+	struct mc_result res = run(cfg, NULL);
+
+	ck_assert_msg(res.verdict == MC_PASS, "%s: %s", mc_invariant_name(res.invariant),
+		      res.message);
+	ck_assert(res.stats.exhaustive);
+	ck_assert_uint_gt(res.stats.distinct, 100000);
+	ck_assert_uint_gt(res.stats.generated, res.stats.distinct);
+	ck_assert_uint_gt(res.stats.depth, 20);
+	ck_assert_uint_eq(res.stats.cut, 0);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+}
+END_TEST
+
+/* The configurations the mutants are checked on, unmutated. */
+static const char *const passing[] = {
+	"numa.conf", "mac-race.conf", "chains.conf", "fork.conf", "zero-pages.conf",
+	"lifecycle.conf", "scan-steps.conf", "dirty.conf", "hybrid.conf",
+};
+
+START_TEST(t07_shipped_configs_hold)
+{
+	struct mc_config *cfg = load(passing[_i]);
+	struct mc_result res = run(cfg, NULL);
+
+	ck_assert_msg(res.verdict == MC_PASS, "%s: %s: %s", passing[_i],
+		      mc_invariant_name(res.invariant), res.message);
+	ck_assert(res.stats.exhaustive);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+}
+END_TEST
+
+/* Every seeded bug, where it shows, and the invariant that must catch it. */
+static const struct {
+	const char *mutant, *config, *invariant;
+} caught[] = {
+	{ "no-wrprotect", "numa.conf", "ksm-readonly" },
+	{ "checksum-as-memcmp", "numa.conf", "data" },
+	{ "no-unstable-reset", "mac-race.conf", "unstable-tree" },
+	{ "cow-keeps-stable-item", "numa.conf", "visit" },
+	{ "wrong-node-tree", "numa.conf", "numa" },
+	{ "dup-over-limit", "chains.conf", "max-sharing" },
+	{ "sharing-off-by-one", "fork.conf", "counters" },
+	{ "mac-race", "mac-race.conf", "numa" },
+	{ "insert-reversed", "zero-pages.conf", "stable-tree" },
+	{ "zero-page-uncounted", "zero-pages.conf", "counters" },
+	{ "cow-reuses-ksm", "numa.conf", "ksm-readonly" },
+	{ "no-keyhole", "scan-steps.conf", "liveness" },
+	{ "dirty-no-clear", "dirty.conf", "liveness" },
+	{ "dirty-untracked", "hybrid.conf", "volatility" },
+};
+
+START_TEST(t08_every_mutant_is_caught_by_its_invariant)
+{
+	struct mc_config *cfg = load(caught[_i].config);
+	struct mc_options opt = { 0 };
+	struct mc_result res;
+	int m = mc_mutant_lookup(caught[_i].mutant);
+
+	ck_assert_int_gt(m, 0);
+	opt.mutant = (unsigned)m;
+	res = run(cfg, &opt);
+	ck_assert_msg(res.verdict == MC_VIOLATION, "%s survived %s", caught[_i].mutant,
+		      caught[_i].config);
+	ck_assert_msg(strcmp(mc_invariant_name(res.invariant), caught[_i].invariant) == 0,
+		      "%s: caught by %s (%s), expected %s", caught[_i].mutant,
+		      mc_invariant_name(res.invariant), res.message, caught[_i].invariant);
+	ck_assert_uint_gt(mc_trace_length(res.trace), 0);
+	ck_assert(res.message[0]);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+}
+END_TEST
+
+START_TEST(t09_the_mutant_table_is_complete)
+{
+	ck_assert_uint_eq(sizeof(caught) / sizeof(caught[0]), mc_mutant_count() - 1);
+	for (unsigned m = 1; m < mc_mutant_count(); m++) {
+		bool listed = false;
+
+		for (size_t i = 0; i < sizeof(caught) / sizeof(caught[0]); i++)
+			listed |= strcmp(caught[i].mutant, mc_mutant_name(m)) == 0;
+		ck_assert_msg(listed, "mutant %s has no test", mc_mutant_name(m));
+		ck_assert(mc_mutant_doc(m)[0]);
+	}
+	ck_assert_int_eq(mc_mutant_lookup("none"), 0);
+	ck_assert_int_eq(mc_mutant_lookup("bogus"), -1);
+}
+END_TEST
+
+START_TEST(t10_bounded_dfs_and_state_limits_say_so)
+{
+	struct mc_config *cfg = load("numa.conf");
+	struct mc_options opt = { .search = MC_SEARCH_DFS, .depth = 12 };
+	struct mc_result res = run(cfg, &opt);
+
+	ck_assert_int_eq(res.verdict, MC_PASS);
+	ck_assert_int_eq(res.search, MC_SEARCH_DFS);
+	ck_assert(!res.stats.exhaustive);
+	ck_assert_uint_gt(res.stats.cut, 0);
+	ck_assert_uint_eq(res.stats.depth, 12);
+	mc_result_free(&res);
+
+	opt = (struct mc_options){ .search = MC_SEARCH_DFS, .depth = 200,
+				   .mutant = (unsigned)mc_mutant_lookup("no-wrprotect") };
+	res = run(cfg, &opt);
+	ck_assert_int_eq(res.verdict, MC_VIOLATION);
+	ck_assert_str_eq(mc_invariant_name(res.invariant), "ksm-readonly");
+	mc_result_free(&res);
+
+	opt = (struct mc_options){ .max_states = 500 };
+	res = run(cfg, &opt);
+	ck_assert_int_eq(res.verdict, MC_PASS);
+	ck_assert(!res.stats.exhaustive);
+	ck_assert_uint_le(res.stats.distinct, 500);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+}
+END_TEST
+
+/* --- counterexamples ------------------------------------------------------------------ */
+
+static char *workload_text(const struct mc_config *cfg, const struct mc_result *res, int *rc,
+			   char *why, size_t whylen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	*rc = mc_trace_write_workload(cfg, res, f, why, whylen);
+	fclose(f);
+	return text;
+}
+
+START_TEST(t11_smart_scan_counterexample_replays_on_the_driver)
+{
+	struct mc_config *cfg = load("smart-scan.conf");
+	struct mc_result res = run(cfg, NULL);
+	struct workload *wl;
+	struct wl_error werr;
+	struct trace *tr;
+	char why[512], err[256];
+	size_t rows = 0;
+	char *text;
+	int rc;
+
+	/* the finding: equal pages whose skip schedules never meet */
+	ck_assert_int_eq(res.verdict, MC_VIOLATION);
+	ck_assert_str_eq(mc_invariant_name(res.invariant), "liveness");
+	ck_assert_ptr_nonnull(strstr(res.message, "not merged"));
+	text = workload_text(cfg, &res, &rc, why, sizeof(why));
+	ck_assert_msg(rc == 0, "%s", why);
+	ck_assert_msg(wl_parse_buffer(text, strlen(text), "replay.wl", &wl, &werr) == 0, "%s",
+		      werr.text);
+	ck_assert_int_eq(sim_run_workload(wl, NULL, &tr, err, sizeof(err)), 0);
+	/* every full scan of the trace, counter for counter */
+	for (size_t i = 0; i < res.trace->nsteps; i++) {
+		const struct mc_trace_step *st = &res.trace->step[i];
+		const struct trace_row *row = NULL;
+
+		if (st->action.kind != MC_ACT_KSMD || !st->effect.wraps)
+			continue;
+		for (size_t r = 0; r < tr->nrows; r++)
+			if (tr->row[r].kind == TRACE_ROW_SCAN && tr->row[r].scan == st->scans)
+				row = &tr->row[r];
+		ck_assert_msg(row, "no row for scan %llu", (unsigned long long)st->scans);
+		for (int c = 0; c < TRACE_COUNTER_COUNT; c++)
+			ck_assert_msg(row->counter[c] == st->counter[c], "scan %llu: %s is %lld in "
+				      "the replay, %lld in the checker",
+				      (unsigned long long)st->scans,
+				      trace_counter_name((enum trace_counter)c),
+				      (long long)row->counter[c], (long long)st->counter[c]);
+		rows++;
+	}
+	ck_assert_uint_gt(rows, 20);
+	trace_free(tr);
+	wl_free(wl);
+	free(text);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+}
+END_TEST
+
+START_TEST(t12_unsayable_counterexamples_say_why)
+{
+	struct mc_config *cfg = load("numa.conf");
+	struct mc_options opt = { .mutant = (unsigned)mc_mutant_lookup("checksum-as-memcmp") };
+	struct mc_result res = run(cfg, &opt);
+	char why[512];
+	char *text;
+	int rc;
+
+	/* a write between the pages of one full scan */
+	ck_assert_int_eq(res.verdict, MC_VIOLATION);
+	text = workload_text(cfg, &res, &rc, why, sizeof(why));
+	ck_assert_int_eq(rc, -1);
+	ck_assert_ptr_nonnull(strstr(why, "in the middle of full scan"));
+	free(text);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+
+	/* a store that ksmd's steps interrupt */
+	cfg = load("mac-race.conf");
+	opt.mutant = (unsigned)mc_mutant_lookup("mac-race");
+	res = run(cfg, &opt);
+	ck_assert_int_eq(res.verdict, MC_VIOLATION);
+	text = workload_text(cfg, &res, &rc, why, sizeof(why));
+	ck_assert_int_eq(rc, -1);
+	ck_assert_msg(strstr(why, "store of merge_across_nodes"), "%s", why);
+	free(text);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+}
+END_TEST
+
+START_TEST(t13_text_and_json_reports)
+{
+	struct mc_config *cfg = load("scan-steps.conf");
+	struct mc_options opt = { .mutant = (unsigned)mc_mutant_lookup("cow-reuses-ksm") };
+	struct mc_result res = run(cfg, &opt);
+	char *text = NULL, why[512];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_int_eq(mc_trace_print(cfg, &res, f), 0);
+	ck_assert_int_eq(mc_result_write_json(cfg, &res, f), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(text, "Counterexample: "));
+	ck_assert_ptr_nonnull(strstr(text, "breadth-first: no shorter trace exists"));
+	ck_assert_ptr_nonnull(strstr(text, "Violation of 'ksm-readonly'"));
+	ck_assert_ptr_nonnull(strstr(text, "\"verdict\":\"violation\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"generated_states\":"));
+	ck_assert_ptr_nonnull(strstr(text, "\"states_per_s\":"));
+	ck_assert_ptr_nonnull(strstr(text, "\"mutant\":\"cow-reuses-ksm\""));
+	free(text);
+	/* ksmd = scan: this one is a workload file, stores and all */
+	text = workload_text(cfg, &res, &(int){ 0 }, why, sizeof(why));
+	ck_assert_ptr_nonnull(strstr(text, "action = write"));
+	ck_assert_ptr_nonnull(strstr(text, "--mutant cow-reuses-ksm"));
+	free(text);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+}
+END_TEST
+
+static Suite *mc_suite(void)
+{
+	Suite *s = suite_create("mc");
+	TCase *tc = tcase_create("config");
+
+	tcase_add_test(tc, t01_reference_config_parses);
+	tcase_add_loop_test(tc, t02_bad_configs_name_file_and_line, 0,
+			    sizeof(bad_configs) / sizeof(bad_configs[0]));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fast-paths");
+	tcase_add_test(tc, t03_clone_into_and_snapshots_evolve_identically);
+	tcase_add_test(tc, t04_copies_between_machines_of_other_sizes);
+	tcase_add_test(tc, t05_fingerprint_abstracts_only_what_it_says);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("search");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, t06_reference_holds_exhaustively);
+	tcase_add_loop_test(tc, t07_shipped_configs_hold, 0, sizeof(passing) / sizeof(passing[0]));
+	tcase_add_loop_test(tc, t08_every_mutant_is_caught_by_its_invariant, 0,
+			    sizeof(caught) / sizeof(caught[0]));
+	tcase_add_test(tc, t09_the_mutant_table_is_complete);
+	tcase_add_test(tc, t10_bounded_dfs_and_state_limits_say_so);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("counterexamples");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, t11_smart_scan_counterexample_replays_on_the_driver);
+	tcase_add_test(tc, t12_unsayable_counterexamples_say_why);
+	tcase_add_test(tc, t13_text_and_json_reports);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(mc_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
