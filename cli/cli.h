@@ -15,7 +15,6 @@ enum cli_exit {
 	CLI_OK = 0,
 	CLI_FAILED = 1,          /* the run failed, or results differ */
 	CLI_USAGE = 2,           /* bad usage or bad input */
-	CLI_NOT_IMPLEMENTED = 4, /* the subcommand is not implemented yet */
 	CLI_SKIPPED = 77,        /* could not run here (reason printed) */
 };
 
@@ -37,9 +36,17 @@ bool cli_wants_help(int argc, char **argv);
 /* Print @cmd's usage to @out. */
 void cli_print_usage(const struct cli_command *cmd, FILE *out);
 
-/* A subcommand whose issue has not landed: says so, exits 4. */
-int cli_not_implemented(int argc, char **argv);
+/* A trace for people: a line per row (scan or batch), then event outcomes. */
+struct trace;
+void cli_print_trace(const struct trace *t, const char *engine, FILE *out);
 
 int cmd_lint(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 #endif

@@ -68,11 +68,25 @@ static void capture_sim_pages(void *arg, uint64_t scan, const struct sim *s, con
 	}
 }
 
-int engines_run_sim(const struct workload *wl, bool pages, struct engine_run *out, char *err,
-		    size_t errlen)
+int engines_load_costs(const char *path, struct sim_costs *costs)
+{
+	struct sim_config cfg;
+	char err[512];
+
+	sim_config_default(&cfg);
+	*costs = cfg.costs;
+	if (path && sim_costs_load(path, costs, err, sizeof(err)) != 0) {
+		fprintf(stderr, "ksmkit: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+int engines_run_sim(const struct workload *wl, bool pages, const struct sim_costs *costs,
+		    struct engine_run *out, char *err, size_t errlen)
 {
 	struct capture c = { .wl = wl };
-	struct sim_run_options opt = { 0 };
+	struct sim_run_options opt = { .costs = costs };
 	int rc;
 
 	if (pages) {

@@ -24,9 +24,15 @@ struct engine_run {
 	uint64_t invalid_rows;  /* kernel: rows a scan overlapped */
 };
 
-/* The simulator: 0, or -1 with a message. */
-int engines_run_sim(const struct workload *wl, bool pages, struct engine_run *out, char *err,
-		    size_t errlen);
+/* The simulator (with @costs, or the defaults when NULL): 0, or -1 with a message. */
+int engines_run_sim(const struct workload *wl, bool pages, const struct sim_costs *costs,
+		    struct engine_run *out, char *err, size_t errlen);
+
+/*
+ * Load a cost file into @costs (starting from the defaults); NULL @path
+ * leaves the defaults. 0, or -1 with the message printed as ksmkit's error.
+ */
+int engines_load_costs(const char *path, struct sim_costs *costs);
 
 /* The kernel (kb_run with @base plus page captures): a KB_* status. */
 int engines_run_kernel(const struct workload *wl, const struct kb_options *base, bool pages,

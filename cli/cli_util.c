@@ -1,6 +1,6 @@
 /*
- * cli_util.c - messages, --help detection and the "not implemented yet"
- * answer shared by every ksmkit subcommand.
+ * cli_util.c - messages and --help detection shared by every ksmkit
+ * subcommand.
  */
 #include "cli.h"
 
@@ -32,10 +32,4 @@ bool cli_wants_help(int argc, char **argv)
 void cli_print_usage(const struct cli_command *cmd, FILE *out)
 {
 	fputs(cmd->usage, out);
-}
-
-int cli_not_implemented(int argc, char **argv)
-{
-	cli_error("%s: not implemented yet", argv[0]);
-	return CLI_NOT_IMPLEMENTED;
 }

@@ -17,6 +17,7 @@
 struct compare_args {
 	bool json, quiet, force, saved;
 	const char *output;
+	struct sim_costs costs;
 };
 
 static int open_output(const char *path, FILE **out)
@@ -121,7 +122,7 @@ static int compare_workload(const char *path, const struct compare_args *args)
 		return CLI_USAGE;
 	}
 	cmp_report_init(&rep);
-	if (engines_run_sim(wl, true, &sim, msg, sizeof(msg)) != 0) {
+	if (engines_run_sim(wl, true, &args->costs, &sim, msg, sizeof(msg)) != 0) {
 		cli_error("compare: %s: simulator: %s", path, msg);
 		rc = CLI_FAILED;
 		goto out;
@@ -166,9 +167,11 @@ int cmd_compare(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "costs", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct compare_args args = { 0 };
+	const char *costs = NULL;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "o:q", options, NULL)) != -1) {
@@ -178,9 +181,12 @@ int cmd_compare(int argc, char **argv)
 		case 'f': args.force = true; break;
 		case 'o': args.output = optarg; break;
 		case 'q': args.quiet = true; break;
+		case 'C': costs = optarg; break;
 		default: return CLI_USAGE;
 		}
 	}
+	if (engines_load_costs(costs, &args.costs) != 0)
+		return CLI_USAGE;
 	if (args.saved) {
 		if (argc - optind != 2) {
 			cli_error("compare: --sim-only takes two saved traces (CSV)");

@@ -25,6 +25,7 @@
 
 struct demo {
 	const char *outdir;
+	struct sim_costs costs;
 	bool force, quiet;
 	unsigned matched, within, differed, sim_only, failed;
 };
@@ -175,7 +176,7 @@ static void run_one(struct demo *d, const char *path)
 	}
 	if (!d->quiet && isatty(STDOUT_FILENO))
 		printf("%-28s running...\r", name), fflush(stdout);
-	if (engines_run_sim(wl, wl->deterministic, &sim, msg, sizeof(msg)) != 0) {
+	if (engines_run_sim(wl, wl->deterministic, &d->costs, &sim, msg, sizeof(msg)) != 0) {
 		d->failed++;
 		printf("%-28s FAILED    simulator: %s\n", name, msg);
 		goto out;
@@ -223,9 +224,11 @@ int cmd_demo(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "costs", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct demo d = { .outdir = "ksmkit-demo" };
+	const char *costs = NULL;
 	char **list = NULL;
 	size_t n = 0;
 	int c;
@@ -235,9 +238,12 @@ int cmd_demo(int argc, char **argv)
 		case 'o': d.outdir = optarg; break;
 		case 'f': d.force = true; break;
 		case 'q': d.quiet = true; break;
+		case 'C': costs = optarg; break;
 		default: return CLI_USAGE;
 		}
 	}
+	if (engines_load_costs(costs, &d.costs) != 0)
+		return CLI_USAGE;
 	if (optind < argc) {
 		list = argv + optind;
 		n = (size_t)(argc - optind);

@@ -81,9 +81,13 @@ int cmd_sim(int argc, char **argv)
 		{ "per-batch", no_argument, NULL, 'b' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "costs", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sim_run_options opt = { 0 };
+	struct sim_costs costs;
+	struct sim_config defaults;
+	char cerr[512];
 	struct progress prog = { 0 };
 	enum format format = FORMAT_TABLE;
 	const char *output = NULL;
@@ -101,6 +105,15 @@ int cmd_sim(int argc, char **argv)
 		case 'b': opt.per_batch = true; break;
 		case 'o': output = optarg; break;
 		case 'q': prog.enabled = false; break;
+		case 'C':
+			sim_config_default(&defaults);
+			costs = defaults.costs;
+			if (sim_costs_load(optarg, &costs, cerr, sizeof(cerr)) != 0) {
+				cli_error("%s", cerr);
+				return CLI_USAGE;
+			}
+			opt.costs = &costs;
+			break;
 		default: return CLI_USAGE;
 		}
 	}

@@ -2,8 +2,7 @@
  * ksmkit.c - the ksmkit program: finds the subcommand and runs it.
  *
  * Every subcommand answers --help from its usage text here, so `ksmkit X
- * --help` always tells the truth, including "not implemented yet" for those
- * whose work has not landed.
+ * --help` always tells the truth.
  */
 #include "config.h"
 #include "cli.h"
@@ -22,53 +21,208 @@ static const char lint_usage[] =
 	"Exit status: 0 all files are valid, 2 a file is invalid or unreadable.\n";
 
 static const char sim_usage[] =
-	"usage: ksmkit sim FILE.wl [--csv|--json] [--per-batch]\n"
+	"usage: ksmkit sim FILE.wl [--csv|--json] [--per-batch] [-o FILE] [-q|--quiet]\n"
 	"\n"
-	"Run a workload on the KSM simulator and print its trace.\n"
-	"Not implemented yet: this subcommand answers with exit status 4.\n";
+	"Run a workload on the KSM simulator (the kernel's semantics as the workload's\n"
+	"[global] kernel says: 6.18 by default) and print its trace: one row per full\n"
+	"scan with every counter of /sys/kernel/mm/ksm and each process's ksm_stat.\n"
+	"Time in the trace is simulated.\n"
+	"\n"
+	"  --csv          the trace as CSV (readable back by ksmkit compare)\n"
+	"  --json         the trace as JSON\n"
+	"  --per-batch    also a row after every ksmd batch\n"
+	"  -o FILE        write the trace to FILE instead of standard output\n"
+	"  -q, --quiet    no progress line on stderr\n"
+	"\n"
+	"Exit status: 0 ok, 1 the run failed (a store answered otherwise than the\n"
+	"workload expects, or full scans stopped advancing), 2 bad usage or workload.\n";
 
 static const char run_usage[] =
-	"usage: ksmkit run FILE.wl [--csv|--json] [--quiet] [--measure merge|cow|unmerge|thp]\n"
+	"usage: ksmkit run FILE.wl [--csv|--json] [-o FILE] [-q|--quiet] [--force]\n"
+	"                  [--per-batch] [--pages FILE] [--soft-dirty FILE]\n"
+	"                  [--measure merge|cow|unmerge|thp]\n"
 	"\n"
-	"Run a workload on this machine's kernel KSM (root) and print its trace.\n"
-	"Not implemented yet: this subcommand answers with exit status 4.\n";
+	"Run a workload on this machine's kernel KSM (as root) in lockstep with ksmd's\n"
+	"full scans and print its trace: one row per full scan with every counter of\n"
+	"/sys/kernel/mm/ksm, each process's ksm_stat, ksmd's CPU time and the time.\n"
+	"\n"
+	"  --csv, --json      the trace as CSV or JSON (default: a table of the main\n"
+	"                     counters)\n"
+	"  -o, --output FILE  write the output to FILE instead of stdout\n"
+	"  -q, --quiet        no progress line (shown on a terminal after 2 s)\n"
+	"  --force            run although other processes use KSM (their pages then\n"
+	"                     count in every global counter)\n"
+	"  --per-batch        also a row after every ksmd batch\n"
+	"  --pages FILE       after every scan, write each region page's frame and KSM\n"
+	"                     flag to FILE (CSV): which pages share a physical page\n"
+	"  --soft-dirty FILE  write the pages written in each scan interval (soft-dirty\n"
+	"                     bits) to FILE (CSV); this write-protects the workload's\n"
+	"                     pages at every scan end\n"
+	"  --measure WHAT     print a ksm_tests measurement instead of the trace:\n"
+	"                     merge (-P: MADV_MERGEABLE until 2 full scans, MiB/s),\n"
+	"                     cow (-C: the first write event, merged vs never merged),\n"
+	"                     unmerge (-D: MADV_UNMERGEABLE), thp (-H: merge with THP)\n"
+	"\n"
+	"Every writable knob of /sys/kernel/mm/ksm is saved first and restored however\n"
+	"the run ends (a guardian process outlives the runner, even its SIGKILL); the\n"
+	"run's pages are unmerged. It refuses to start while other processes use KSM\n"
+	"(unless --force) or when the workload needs more than 80% of MemAvailable,\n"
+	"and one run waits for another (/run/ksmkit/backend.lock).\n"
+	"\n"
+	"Exit status: 0 ok, 1 the run failed or was refused, 2 bad usage or input,\n"
+	"77 skipped (not root, no KSM, no such NUMA node; the reason is printed).\n";
 
 static const char compare_usage[] =
-	"usage: ksmkit compare FILE.wl [--json]\n"
+	"usage: ksmkit compare FILE.wl [--json] [-o FILE] [-q] [--force]\n"
+	"       ksmkit compare --sim-only A.csv B.csv [--json] [-o FILE]\n"
 	"\n"
-	"Run a workload on the simulator and the kernel and compare them scan by scan.\n"
-	"Not implemented yet: this subcommand answers with exit status 4.\n";
+	"Run a workload on the simulator and on this kernel's KSM (as root; see\n"
+	"ksmkit run) and compare them scan by scan: every counter of every row, each\n"
+	"process's ksm_stat, and the page partition (which pages share one physical\n"
+	"page, from pagemap). pages_scanned and pages_skipped, which the kernel never\n"
+	"resets, are compared as changes since scan 0; time is not compared. The table\n"
+	"shows sim|kernel per scan (* marks a difference) and names the first\n"
+	"divergence. A workload that cannot be deterministic (continuous writers, a\n"
+	"time stop) is compared within 25%, over the scans both runs have, without\n"
+	"the partition.\n"
+	"\n"
+	"  --json         the report as JSON\n"
+	"  -o FILE        write the report to FILE\n"
+	"  -q, --quiet    no notes on stderr\n"
+	"  --force        run the kernel side although others use KSM\n"
+	"  --sim-only     compare two saved traces (CSV, as ksmkit sim/run --csv\n"
+	"                 write them) instead of running anything\n"
+	"\n"
+	"Exit status: 0 identical, 1 different or a run failed, 2 bad usage or input,\n"
+	"77 the kernel side could not run here (the simulator's trace is printed\n"
+	"and the reason given).\n";
 
 static const char check_usage[] =
-	"usage: ksmkit check CONFIG [--json]\n"
+	"usage: ksmkit check CONFIG [--json] [--mutant NAME] [--bfs|--dfs DEPTH]\n"
+	"                    [-o COUNTEREXAMPLE.wl] [--max-states N] [-q|--quiet]\n"
+	"       ksmkit check --list-invariants | --list-mutants\n"
 	"\n"
-	"Model-check the simulator on a small configuration: every interleaving.\n"
-	"Not implemented yet: this subcommand answers with exit status 4.\n";
+	"Model-check the simulator on a small configuration (docs/model-checking.md;\n"
+	"mc/configs/ has examples): explore every interleaving of the configured user\n"
+	"actions with ksmd's steps, checking the invariants after every step (data\n"
+	"integrity, KSM pages read-only, tree shapes, max_page_sharing, counters, NUMA,\n"
+	"volatility, bounded liveness). Prints the states generated and distinct, the\n"
+	"depth, the time and states/s; on a violation first the shortest trace\n"
+	"(breadth-first) step by step with the counters.\n"
+	"\n"
+	"Visited states are kept as 64-bit XXH3 fingerprints: two distinct states share\n"
+	"one with probability 2^-64, so a search over n states skips one wrongly with\n"
+	"probability at most about n^2/2^65 (printed with the statistics).\n"
+	"\n"
+	"  --json              statistics, verdict and trace as JSON\n"
+	"  --mutant NAME       check a simulator with a seeded bug (--list-mutants)\n"
+	"  --bfs               breadth-first: a shortest counterexample (the default,\n"
+	"                      unless the configuration says search = dfs)\n"
+	"  --dfs DEPTH         depth-first, exploring DEPTH steps from the start at most\n"
+	"  -o FILE.wl          write the counterexample as a workload for ksmkit sim and\n"
+	"                      ksmkit run (when its user actions fall between full scans)\n"
+	"  --max-states N      stop after N distinct states (then not exhaustive)\n"
+	"  -q, --quiet         no progress line on stderr\n"
+	"  --list-invariants   what each invariant checks, exactly\n"
+	"  --list-mutants      the seeded bugs --mutant selects\n"
+	"\n"
+	"Exit status: 0 every invariant holds in every state explored, 1 a violation\n"
+	"(or no room to finish), 2 bad usage or configuration.\n";
 
 static const char plot_usage[] =
-	"usage: ksmkit plot TRACE.csv... -o OUT.png|OUT.svg\n"
+	"usage: ksmkit plot counters TRACE.csv [TRACE2.csv] [-c COUNTER[,COUNTER...]]\n"
+	"                            -o OUT.png|OUT.svg [--title T] [--size WxH]\n"
+	"       ksmkit plot sweep RESULTS.csv -o OUT.png|OUT.svg [--title T]\n"
+	"                         [--xlabel X] [--ylabel Y] [--logx] [--logy] [--bars]\n"
+	"                         [--size WxH]\n"
 	"\n"
-	"Draw scan-speed and counter charts with GNU libplot.\n"
-	"Not implemented yet: this subcommand answers with exit status 4.\n";
+	"Draw a chart with GNU libplot. The image type follows the output name:\n"
+	".png or .svg; the size is 800x500 pixels unless --size says otherwise.\n"
+	"\n"
+	"counters: KSM counters after every full scan of a trace (ksmkit sim --csv or\n"
+	"ksmkit run --csv; batch rows are left out), x = full scans. With two traces\n"
+	"(say the simulator's and the kernel's) the second is dashed on top of the\n"
+	"first and each series is named after its trace's engine (\"sim pages_sharing\",\n"
+	"\"kernel pages_sharing\").\n"
+	"  -c, --counters LIST  counters under their sysfs names, comma-separated\n"
+	"                       (default pages_shared,pages_sharing,pages_unshared,\n"
+	"                       pages_volatile)\n"
+	"\n"
+	"sweep: benchmark results, a CSV file whose first line (after '#' comments\n"
+	"and blank lines) is the header\n"
+	"    series,x,min,median,max\n"
+	"followed by one line per point: series name (legend text; no comma or\n"
+	"quote), x, and the min, median and max of the repeated measurements of y,\n"
+	"e.g. 'kernel,0.25,180.2,181.0,183.9'. Lines may come in any order; one\n"
+	"point per series and x. Each series is a line through its medians (in\n"
+	"increasing x) with error bars from min to max.\n"
+	"  --bars               grouped bars instead: a group per x value, a bar per\n"
+	"                       series, error bars from min to max\n"
+	"  --logx, --logy       log10 axis (its values must be > 0)\n"
+	"  --xlabel X           x axis label (default 'x')\n"
+	"  --ylabel Y           y axis label (default 'median, error bars min to max')\n"
+	"\n"
+	"  -o, --output FILE    the image to write (.png or .svg)\n"
+	"  --title T            the chart's title (default 'KSM counters per full\n"
+	"                       scan: WORKLOAD', or the results file's name)\n"
+	"  --size WxH           the image size in pixels (200 to 8000 each)\n"
+	"\n"
+	"Exit status: 0 ok, 1 the image could not be written, 2 bad usage or input\n"
+	"(FILE:LINE: message), 77 skipped: ksmkit was built without GNU libplot.\n";
 
 static const char calibrate_usage[] =
-	"usage: ksmkit calibrate [-o COSTS]\n"
+	"usage: ksmkit calibrate [-o FILE] [--pages N] [--runs N] [--no-kernel] [--force] [-q]\n"
 	"\n"
-	"Measure the simulator's per-operation costs on this machine.\n"
-	"Not implemented yet: this subcommand answers with exit status 4.\n";
+	"Measure the simulator's cost model on this machine and write it to FILE\n"
+	"(default ksmkit-costs.ini), for ksmkit sim, compare and demo --costs FILE.\n"
+	"Userspace microbenchmarks time xxh64 and memcmp of 4 KiB pages and, through\n"
+	"/proc/self/clear_refs, a PTE bit test and test-and-clear with its TLB flush.\n"
+	"Then (as root) ksmd runs five calibration workloads of N pages (default\n"
+	"20000: pages at rest, at rest in small batches, unique, all volatile, equal\n"
+	"but their last bytes),\n"
+	"the simulator counts the work of each kind in each scan, and a least-squares\n"
+	"fit of ksmd's CPU time per scan gives the costs of a visit, a checksum, a\n"
+	"memcmp byte, a tree level, a merge and a batch; the wall clock gives the\n"
+	"real length of a sleep. The fit's error per scan is printed.\n"
+	"\n"
+	"  -o FILE        where the costs go\n"
+	"  --pages N      pages per calibration workload (1000 to 10000000)\n"
+	"  --runs N       microbenchmark repetitions (the median is taken)\n"
+	"  --no-kernel    microbenchmarks only\n"
+	"  --force        run the kernel part although others use KSM\n"
+	"  -q, --quiet    no progress notes\n"
+	"\n"
+	"Exit status: 0 ok, 1 failure, 2 bad usage, 77 the kernel part could not run\n"
+	"here (the file then holds microbenchmark costs only; the reason is printed).\n";
+
+static const char demo_usage[] =
+	"usage: ksmkit demo [-o DIR] [-q] [--force] [FILE.wl...]\n"
+	"\n"
+	"The main job: run every workload (default: ./workloads, else the installed\n"
+	"set) on the simulator and on this kernel's KSM, and print one line each:\n"
+	"match (every counter, every scan, every page partition), within 25% (a\n"
+	"workload that cannot be deterministic), DIFFERS (with the first divergence),\n"
+	"or sim only (the kernel side could not run here, and why). Traces (CSV) and\n"
+	"a chart per workload (PNG, when built with GNU libplot) go to DIR (default\n"
+	"ksmkit-demo). The kernel side needs root; see ksmkit run.\n"
+	"\n"
+	"  -o DIR         where traces and charts go\n"
+	"  -q, --quiet    no \"running...\" line\n"
+	"  --force        run the kernel side although others use KSM\n"
+	"\n"
+	"Exit status: 0 nothing differs, 1 a workload differs or failed, 2 bad usage.\n";
 
 const struct cli_command cli_commands[] = {
 	{ "lint", cmd_lint, "check workload files and print them normalized", lint_usage },
-	{ "sim", cli_not_implemented, "run a workload on the simulator (not implemented yet)",
-	  sim_usage },
-	{ "run", cli_not_implemented, "run a workload on the kernel's KSM (not implemented yet)",
-	  run_usage },
-	{ "compare", cli_not_implemented, "compare simulator and kernel (not implemented yet)",
+	{ "sim", cmd_sim, "run a workload on the simulator and print its trace", sim_usage },
+	{ "run", cmd_run, "run a workload on this kernel's KSM, safely", run_usage },
+	{ "compare", cmd_compare, "compare the simulator with this kernel, scan by scan",
 	  compare_usage },
-	{ "check", cli_not_implemented, "model-check the simulator (not implemented yet)",
-	  check_usage },
-	{ "plot", cli_not_implemented, "draw charts of traces (not implemented yet)", plot_usage },
-	{ "calibrate", cli_not_implemented, "measure the cost model (not implemented yet)",
+	{ "demo", cmd_demo, "compare every default workload, save traces and charts",
+	  demo_usage },
+	{ "check", cmd_check, "model-check the simulator on a small configuration", check_usage },
+	{ "plot", cmd_plot, "draw charts of traces and sweep results (PNG, SVG)", plot_usage },
+	{ "calibrate", cmd_calibrate, "measure the simulator's cost model on this machine",
 	  calibrate_usage },
 	{ NULL, NULL, NULL, NULL },
 };
@@ -83,8 +237,8 @@ static void print_main_usage(FILE *out)
 		     "drives a simulator and the real kernel. Commands:\n\n");
 	for (const struct cli_command *c = cli_commands; c->name; c++)
 		fprintf(out, "  %-10s %s\n", c->name, c->summary);
-	fprintf(out, "\nExit status: 0 ok, 1 failure, 2 bad usage or input, 4 not implemented "
-		     "yet,\n77 skipped (the reason is printed).\n");
+	fprintf(out, "\nExit status: 0 ok, 1 failure, 2 bad usage or input, 77 skipped (the\n"
+		     "reason is printed).\n");
 }
 
 int main(int argc, char **argv)

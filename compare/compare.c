@@ -323,6 +323,33 @@ int cmp_partitions(const struct cmp_page *a, size_t na, const struct cmp_page *b
 	return 0;
 }
 
+/* --- scan speed ------------------------------------------------------------- */
+
+int cmp_scan_speed(const struct trace *t, double *wall_mib_s, double *cpu_mib_s)
+{
+	const struct trace_row *first = NULL, *last = NULL;
+	double mib;
+
+	for (size_t i = 0; i < t->nrows; i++) {
+		const struct trace_row *r = &t->row[i];
+
+		if (r->kind != TRACE_ROW_SCAN || r->scan < 1)
+			continue;
+		if (!first)
+			first = r;
+		last = r;
+	}
+	if (!first || first == last || last->time_ns <= first->time_ns)
+		return -1;
+	mib = (double)(last->counter[TRACE_PAGES_SCANNED] - first->counter[TRACE_PAGES_SCANNED]) *
+	      4096.0 / (1024.0 * 1024.0);
+	*wall_mib_s = mib / ((double)(last->time_ns - first->time_ns) / 1e9);
+	*cpu_mib_s = last->ksmd_cpu_ns > first->ksmd_cpu_ns
+			     ? mib / ((double)(last->ksmd_cpu_ns - first->ksmd_cpu_ns) / 1e9)
+			     : 0;
+	return 0;
+}
+
 /* --- reports ------------------------------------------------------------------ */
 
 static const struct cmp_diff *first_diff_of_scan(const struct cmp_report *r, uint64_t scan)
@@ -353,6 +380,19 @@ static void print_side_by_side(const struct trace_row *ra, const struct trace_ro
 	fputc('\n', out);
 }
 
+/* Scan speeds side by side: the simulator's prediction against the measure. */
+static void print_speeds(const struct trace *a, const struct trace *b, const char *name_a,
+			 const char *name_b, FILE *out)
+{
+	double wa, ca, wb, cb;
+
+	if (cmp_scan_speed(a, &wa, &ca) != 0 || cmp_scan_speed(b, &wb, &cb) != 0)
+		return;
+	fprintf(out, "# scan speed, MiB/s: wall clock %s %.1f, %s %.1f (%s/%s %.2f); ksmd CPU %s "
+		     "%.1f, %s %.1f (%.2f)\n", name_a, wa, name_b, wb, name_a, name_b,
+		wb > 0 ? wa / wb : 0, name_a, ca, name_b, cb, cb > 0 ? ca / cb : 0);
+}
+
 void cmp_write_table(const struct trace *a, const struct trace *b, const struct cmp_report *r,
 		     const char *name_a, const char *name_b, FILE *out)
 {
@@ -379,6 +419,7 @@ void cmp_write_table(const struct trace *a, const struct trace *b, const struct 
 			     ")%s%s\n", i == 0 ? "FIRST" : "     ", d->scan, d->what, name_a, d->a,
 			name_b, d->b, d->a - d->b, d->detail[0] ? ": " : "", d->detail);
 	}
+	print_speeds(a, b, name_a, name_b, out);
 	fprintf(out, "# %zu rows compared, %zu missing, %zu partitions compared: %s\n",
 		r->rows_compared, r->rows_missing, r->partitions_compared,
 		cmp_report_equal(r) ? "identical" : "DIFFERENT");
@@ -436,7 +477,15 @@ int cmp_write_json(const struct trace *a, const struct trace *b, const struct cm
 			fputc(',', out);
 		json_diff(out, &r->diff[i]);
 	}
-	fputs("],\"rows\":[", out);
+	fputs("]", out);
+	{
+		double wa, ca, wb, cb;
+
+		if (cmp_scan_speed(a, &wa, &ca) == 0 && cmp_scan_speed(b, &wb, &cb) == 0)
+			fprintf(out, ",\"scan_speed_mib_s\":{\"a_wall\":%.3f,\"b_wall\":%.3f,"
+				     "\"a_cpu\":%.3f,\"b_cpu\":%.3f}", wa, wb, ca, cb);
+	}
+	fputs(",\"rows\":[", out);
 	for (size_t i = 0; i < a->nrows; i++) {
 		const struct trace_row *ra = &a->row[i], *rb;
 

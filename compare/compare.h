@@ -85,6 +85,14 @@ int cmp_partitions(const struct cmp_page *a, size_t na, const struct cmp_page *b
 		   struct cmp_report *r);
 
 /*
+ * Scan speed over a trace's full-scan rows, from scan 1 to its last: pages
+ * scanned (ksm_tests -P's and Nai Xia's measure: memory covered per unit of
+ * time) per wall-clock second and per second of ksmd CPU, in MiB/s. Returns
+ * 0, or -1 when the trace has fewer than two such rows or no time passed.
+ */
+int cmp_scan_speed(const struct trace *t, double *wall_mib_s, double *cpu_mib_s);
+
+/*
  * The side-by-side report: for every scan, each compared counter as
  * "a | b | diff", then the differences with the first one marked.
  */

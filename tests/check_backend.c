@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "suite_lock.h"
 #include "trace.h"
 #include "workload.h"
 
@@ -1446,25 +1447,6 @@ static const char *skip_reason(void)
 	return NULL;
 }
 
-/*
- * One suite at a time on the machine: a test compares the knobs before and
- * after its own runs, which another suite's runs in between would change
- * (make -j check, two build trees). kb_run's own lock serializes runs, not
- * suites.
- */
-static int lock_suites(void)
-{
-	int fd;
-
-	mkdir(KB_STATE_DIR, 0755);
-	fd = open(KB_STATE_DIR "/check-suites.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
 int main(void)
 {
 	const char *why = skip_reason();
@@ -1477,7 +1459,7 @@ int main(void)
 		printf("SKIP: check_backend: %s\n", why);
 		return 77;
 	}
-	if (lock_suites() < 0) {
+	if (lock_kernel_suites() < 0) {
 		printf("check_backend: cannot lock %s/check-suites.lock\n", KB_STATE_DIR);
 		return 99;
 	}

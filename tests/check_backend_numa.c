@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "suite_lock.h"
 #include "trace.h"
 #include "workload.h"
 
@@ -131,10 +132,8 @@ int main(void)
 		       nodes);
 		return 77;
 	}
-	/* One suite at a time (see check_backend.c). */
-	mkdir(KB_STATE_DIR, 0755);
-	lock = open(KB_STATE_DIR "/check-suites.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+	lock = lock_kernel_suites();
+	if (lock < 0) {
 		printf("check_backend_numa: cannot lock the suites\n");
 		return 99;
 	}

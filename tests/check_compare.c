@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli_engines.h"
+#include "suite_lock.h"
 
 /* --- pure comparisons ---------------------------------------------------- */
 
@@ -178,7 +179,7 @@ static void compare_file(const char *name)
 		wl_free(wl);
 		return;
 	}
-	ck_assert_msg(engines_run_sim(wl, true, &sim, msg, sizeof(msg)) == 0, "%s: %s", name, msg);
+	ck_assert_msg(engines_run_sim(wl, true, NULL, &sim, msg, sizeof(msg)) == 0, "%s: %s", name, msg);
 	kb_options_init(&kopt);
 	status = engines_run_kernel(wl, &kopt, true, &kernel, msg, sizeof(msg));
 	if (status == KB_SKIPPED) {
@@ -233,6 +234,10 @@ int main(void)
 	tcase_add_test(tc, tolerance_and_missing_rows);
 	tcase_add_test(tc, partitions_compare_classes_not_frame_ids);
 	suite_add_tcase(s, tc);
+	if (kernel && lock_kernel_suites() < 0) {
+		printf("check_compare: cannot lock the kernel test suites\n");
+		return 99;
+	}
 	if (kernel) {
 		tc = tcase_create("kernel");
 		tcase_set_timeout(tc, 300);

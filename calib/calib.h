@@ -1,0 +1,73 @@
+/*
+ * calib.h - calibrating the simulator's cost model on this machine.
+ *
+ * Two sources of truth. Userspace microbenchmarks time what ksmd does in
+ * the same way in the kernel: xxh64 over a 4 KiB page, memcmp of two pages,
+ * and (through /proc/self/clear_refs, which walks PTEs clearing a bit and
+ * flushing the TLB as a dirty-bit detector would) the test and the
+ * test-and-clear of a PTE bit. Then the real ksmd runs calibration workloads
+ * (identical pages at rest, unique pages, all-volatile pages, an idle ksmd);
+ * the simulator runs the same workloads and counts the work of each kind in
+ * every scan; a least-squares fit of ksmd's measured CPU time per scan
+ * against those counts gives the remaining costs (a page visit, a tree
+ * level, a merge, a batch), and the idle run gives how long a sleep really
+ * lasts. The calibration workloads are generated here and are not shipped:
+ * the shipped workloads stay free to validate the model.
+ */
+#ifndef KSMKIT_CALIB_H
+#define KSMKIT_CALIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim.h"
+
+struct calib_options {
+	uint64_t pages;     /* pages per calibration workload (default 20000) */
+	unsigned runs;      /* microbenchmark repetitions, median taken (default 7) */
+	bool kernel;        /* also run the kernel workloads (needs root) */
+	bool force;         /* run the kernel side although others use KSM */
+	void (*note)(const char *line, void *arg); /* progress notes (may be NULL) */
+	void *note_arg;
+};
+
+/* One calibration workload's fit: measured and modelled ksmd CPU per scan. */
+struct calib_fit_row {
+	char workload[32];
+	uint64_t scan;
+	double measured_ns;
+	double modelled_ns;
+};
+
+struct calib_result {
+	struct sim_costs costs;   /* the calibrated model (defaults where unmeasured) */
+	bool kernel_measured;     /* the kernel workloads ran */
+	char kernel_skip[512];    /* why not, otherwise */
+	struct calib_fit_row *row;
+	size_t nrows;
+	double max_error;         /* largest |modelled - measured| / measured */
+};
+
+void calib_options_init(struct calib_options *opt);
+
+/*
+ * Measure. Returns 0 (with the kernel part skipped, and the reason in
+ * res->kernel_skip, when it cannot run here), or -1 with a message.
+ */
+int calib_run(const struct calib_options *opt, struct calib_result *res, char *err,
+	      size_t errlen);
+void calib_result_free(struct calib_result *res);
+
+/* The per-unit microbenchmarks alone (no kernel): fills those fields of @c. */
+void calib_micro(unsigned runs, struct sim_costs *c);
+
+/*
+ * Least squares for A x = b with A m-by-n (row-major), n <= 8, x >= 0
+ * (columns whose solution would go negative are dropped and the rest
+ * refitted). Returns 0, or -1 when the system is singular.
+ */
+int calib_solve(const double *a, const double *b, size_t m, size_t n, double *x);
+
+#endif

@@ -1,0 +1,137 @@
+/*
+ * cmd_calibrate.c - `ksmkit calibrate`: measure the simulator's cost model
+ * on this machine (calib.h) and write it to a cost file that `ksmkit sim`,
+ * `compare` and `demo` read with --costs.
+ */
+#include "cli.h"
+#include "calib.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void print_note(const char *line, void *arg)
+{
+	if (!*(const bool *)arg)
+		fprintf(stderr, "%s\n", line);
+}
+
+static void print_costs(const struct sim_costs *def, const struct sim_costs *got, FILE *out)
+{
+	static const struct {
+		const char *name;
+		size_t offset;
+	} row[] = {
+		{ "visit_ns", offsetof(struct sim_costs, visit_ns) },
+		{ "checksum_ns", offsetof(struct sim_costs, checksum_ns) },
+		{ "memcmp_byte_ns", offsetof(struct sim_costs, memcmp_byte_ns) },
+		{ "tree_level_ns", offsetof(struct sim_costs, tree_level_ns) },
+		{ "merge_ns", offsetof(struct sim_costs, merge_ns) },
+		{ "batch_ns", offsetof(struct sim_costs, batch_ns) },
+		{ "dirty_test_ns", offsetof(struct sim_costs, dirty_test_ns) },
+		{ "tlb_flush_ns", offsetof(struct sim_costs, tlb_flush_ns) },
+		{ "sleep_adjust_ns", offsetof(struct sim_costs, sleep_adjust_ns) },
+	};
+
+	fprintf(out, "%-16s %12s %12s\n", "cost", "default", "measured");
+	for (size_t i = 0; i < sizeof(row) / sizeof(row[0]); i++)
+		fprintf(out, "%-16s %12.3f %12.3f\n", row[i].name,
+			*(const double *)((const char *)def + row[i].offset),
+			*(const double *)((const char *)got + row[i].offset));
+	fprintf(out, "%-16s %12llu %12llu\n", "hz", (unsigned long long)def->hz,
+		(unsigned long long)got->hz);
+}
+
+static void print_fit(const struct calib_result *res, FILE *out)
+{
+	fprintf(out, "# fit: ksmd CPU per full scan, measured vs modelled\n");
+	for (size_t i = 0; i < res->nrows; i++) {
+		const struct calib_fit_row *r = &res->row[i];
+
+		fprintf(out, "%-12s scan %2llu %12.0f ns %12.0f ns %+6.1f%%\n", r->workload,
+			(unsigned long long)r->scan, r->measured_ns, r->modelled_ns,
+			r->measured_ns > 0 ? 100 * (r->modelled_ns - r->measured_ns) / r->measured_ns
+					   : 0);
+	}
+	fprintf(out, "# largest error %.1f%%\n", res->max_error * 100);
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "pages", required_argument, NULL, 'p' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "no-kernel", no_argument, NULL, 'n' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct calib_options opt;
+	struct calib_result res;
+	struct sim_config def;
+	const char *output = "ksmkit-costs.ini";
+	bool quiet = false;
+	char err[512], comment[512];
+	FILE *f;
+	int c;
+
+	calib_options_init(&opt);
+	while ((c = getopt_long(argc, argv, "o:q", options, NULL)) != -1) {
+		switch (c) {
+		case 'o': output = optarg; break;
+		case 'p':
+			if (wl_parse_u64(optarg, &opt.pages) != 0 || opt.pages < 1000 ||
+			    opt.pages > 10000000) {
+				cli_error("calibrate: --pages wants 1000 to 10000000");
+				return CLI_USAGE;
+			}
+			break;
+		case 'r':
+			opt.runs = (unsigned)atoi(optarg);
+			if (opt.runs < 1 || opt.runs > 101) {
+				cli_error("calibrate: --runs wants 1 to 101");
+				return CLI_USAGE;
+			}
+			break;
+		case 'n': opt.kernel = false; break;
+		case 'f': opt.force = true; break;
+		case 'q': quiet = true; break;
+		default: return CLI_USAGE;
+		}
+	}
+	if (optind != argc) {
+		cli_error("calibrate: unexpected argument '%s'", argv[optind]);
+		return CLI_USAGE;
+	}
+	opt.note = print_note;
+	opt.note_arg = &quiet;
+	if (calib_run(&opt, &res, err, sizeof(err)) != 0) {
+		cli_error("calibrate: %s", err);
+		return CLI_FAILED;
+	}
+	sim_config_default(&def);
+	print_costs(&def.costs, &res.costs, stdout);
+	if (res.kernel_measured)
+		print_fit(&res, stdout);
+	snprintf(comment, sizeof(comment), "%s; %llu pages per calibration workload",
+		 res.kernel_measured ? "microbenchmarks and a fit of the kernel's ksmd CPU time"
+				     : "microbenchmarks only (the kernel part did not run)",
+		 (unsigned long long)opt.pages);
+	f = fopen(output, "w");
+	if (!f || sim_costs_write(&res.costs, comment, f) != 0 || fclose(f) != 0) {
+		cli_error("calibrate: cannot write %s: %m", output);
+		calib_result_free(&res);
+		return CLI_FAILED;
+	}
+	printf("# wrote %s (use: ksmkit sim|compare|demo --costs %s)\n", output, output);
+	if (!res.kernel_measured) {
+		cli_error("calibrate: kernel part skipped: %s; %s has microbenchmark costs only",
+			  res.kernel_skip, output);
+		calib_result_free(&res);
+		return opt.kernel ? CLI_SKIPPED : CLI_OK;
+	}
+	calib_result_free(&res);
+	return CLI_OK;
+}
