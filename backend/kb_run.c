@@ -262,7 +262,7 @@ static struct trace_row *take_row(struct kb_runner *r, enum trace_row_kind kind,
 	}
 	sample_procs(r, row);
 	row->ksmd_cpu_ns = kb_ksmd_cpu_ns(&r->sampler) - r->sampler.ksmd_cpu0;
-	row->time_ns = t - r->t_start;
+	row->time_ns = t - r->t_start - r->held_ns;
 	row->scan = r->scan;
 	return row;
 }
@@ -339,6 +339,24 @@ static enum wait_end wait_for_ksmd(struct kb_runner *r, struct seen *seen)
 		report_progress(r, now);
 		kb_sleep_ns(POLL_NS);
 	}
+}
+
+/*
+ * ksmd was paused when a scan (or batch) ended, seen at @ended. It would
+ * have slept sleep_millisecs anyway; whatever the pause lasted beyond that
+ * is the runner's doing, not KSM's, and leaves the row times (so scan speed
+ * measures ksmd, as the simulator's clock does).
+ */
+static void account_hold(struct kb_runner *r, uint64_t ended)
+{
+	char buf[32];
+	uint64_t now = kb_now_ns(), sleep_ns = 0, held;
+
+	if (kb_knob_read("sleep_millisecs", buf, sizeof(buf)) == 0)
+		sleep_ns = strtoull(buf, NULL, 10) * 1000000;
+	held = now > ended ? now - ended : 0;
+	if (held > sleep_ns)
+		r->held_ns += held - sleep_ns;
 }
 
 static int resume_if_wanted(struct kb_runner *r)
@@ -441,6 +459,7 @@ static int on_scan_end(struct kb_runner *r, const struct seen *seen)
 			return -1;
 	if (finished(r) || !pause)
 		return 0;
+	account_hold(r, seen->t);
 	return resume_if_wanted(r);
 }
 
@@ -459,6 +478,7 @@ static int on_batch_end(struct kb_runner *r, const struct seen *seen)
 	row->batch = r->batches + (uint64_t)((row->counter[TRACE_PAGES_SCANNED] - r->scanned_at_scan) /
 					     r->pages_to_scan);
 	r->batch_mark = row->counter[TRACE_PAGES_SCANNED];
+	account_hold(r, seen->t);
 	return set_run(r, true);
 }
 

@@ -39,6 +39,8 @@ struct kb_runner {
 	int64_t pages_to_scan;         /* its value for the current scan */
 	uint64_t batches;              /* ksmd batches of the completed scans */
 	uint64_t t_start;              /* setup done (the row of scan 0): times count from here */
+	uint64_t held_ns;              /* time the runner held ksmd paused beyond its own
+					  sleep (steps, captures): left out of row times */
 	uint64_t deadline;             /* when the workload's timeout expires */
 	uint64_t last_progress;        /* when the progress callback last ran */
 	int wl_run;                    /* the run value the workload wants between

@@ -65,7 +65,9 @@ struct trace_row {
 	enum trace_row_kind kind;
 	uint64_t scan;        /* full scans completed since the run started */
 	uint64_t batch;       /* ksmd batches since the run started */
-	uint64_t time_ns;     /* since the run started */
+	uint64_t time_ns;     /* since the run started: simulated, or on the kernel
+			       * the wall clock less the time the runner held
+			       * ksmd paused beyond its sleep to apply steps */
 	uint64_t ksmd_cpu_ns; /* ksmd CPU time since the run started */
 	bool valid;           /* false: a scan overlapped a workload step */
 	int64_t counter[TRACE_COUNTER_COUNT];
