@@ -180,6 +180,12 @@ bool sim_ksmd_step(struct sim *s);
  */
 uint64_t sim_ksmd_batch(struct sim *s);
 
+/*
+ * The same, and *@ended_ns says when the batch ended: after its work, before
+ * its sleep (when the kernel's full_scans would change, for trace rows).
+ */
+uint64_t sim_ksmd_batch_ended(struct sim *s, uint64_t *ended_ns);
+
 /* Whether ksmd would scan now (run = 1 and some mm registered). */
 bool sim_ksmd_runnable(const struct sim *s);
 

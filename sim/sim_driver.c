@@ -54,7 +54,8 @@ static int fail(struct run *r, const char *fmt, ...)
 
 /* --- rows --------------------------------------------------------------------- */
 
-static int record_row(struct run *r, enum trace_row_kind kind)
+/* A row of everything now, at time @t. */
+static int record_row_at(struct run *r, enum trace_row_kind kind, uint64_t t)
 {
 	struct trace_row *row = trace_append(r->trace, kind);
 
@@ -62,7 +63,7 @@ static int record_row(struct run *r, enum trace_row_kind kind)
 		return fail(r, "out of memory");
 	row->scan = r->scans;
 	row->batch = r->s->batches;
-	row->time_ns = sim_now_ns(r->s);
+	row->time_ns = t;
 	row->ksmd_cpu_ns = sim_ksmd_cpu_ns(r->s);
 	row->valid = true;
 	sim_counters(r->s, row->counter);
@@ -70,6 +71,11 @@ static int record_row(struct run *r, enum trace_row_kind kind)
 		if (r->mm_of[p] >= 0)
 			sim_process_stat(r->s, r->mm_of[p], &row->proc[p]);
 	return 0;
+}
+
+static int record_row(struct run *r, enum trace_row_kind kind)
+{
+	return record_row_at(r, kind, sim_now_ns(r->s));
 }
 
 /* --- writes ---------------------------------------------------------------------- */
@@ -399,20 +405,21 @@ static int idle(struct run *r)
 	return 0;
 }
 
-/* The row of a full scan (or of scan 0), then the scan hook. */
-static int scan_row(struct run *r, const struct sim_run_options *opt)
+/* The row of a full scan (or of scan 0) at time @t, then the scan hook. */
+static int scan_row(struct run *r, const struct sim_run_options *opt, uint64_t t)
 {
-	if (record_row(r, TRACE_ROW_SCAN) != 0)
+	if (record_row_at(r, TRACE_ROW_SCAN, t) != 0)
 		return -1;
 	if (opt && opt->scan_hook)
 		opt->scan_hook(opt->hook_arg, r->scans, r->s, r->mm_of);
 	return 0;
 }
 
-static int after_full_scan(struct run *r, const struct sim_run_options *opt)
+/* A full scan ended at @ended (its row shows that time, as the kernel's would). */
+static int after_full_scan(struct run *r, const struct sim_run_options *opt, uint64_t ended)
 {
 	r->scans++;
-	if (scan_row(r, opt) != 0)
+	if (scan_row(r, opt, ended) != 0)
 		return -1;
 	if (opt && opt->progress)
 		opt->progress(opt->progress_arg, r->scans, r->s);
@@ -427,17 +434,18 @@ static int after_full_scan(struct run *r, const struct sim_run_options *opt)
 static int loop(struct run *r, const struct sim_run_options *opt)
 {
 	while (!finished(r)) {
-		uint64_t before = sim_full_scans(r->s);
+		uint64_t before = sim_full_scans(r->s), ended = sim_now_ns(r->s);
 
 		if (!sim_ksmd_runnable(r->s)) {
 			if (idle(r) != 0)
 				return -1;
+			ended = sim_now_ns(r->s);
 		} else {
-			sim_ksmd_batch(r->s);
+			sim_ksmd_batch_ended(r->s, &ended);
 		}
-		if (opt && opt->per_batch && record_row(r, TRACE_ROW_BATCH) != 0)
+		if (opt && opt->per_batch && record_row_at(r, TRACE_ROW_BATCH, ended) != 0)
 			return -1;
-		if (sim_full_scans(r->s) == before + 1 && after_full_scan(r, opt) != 0)
+		if (sim_full_scans(r->s) == before + 1 && after_full_scan(r, opt, ended) != 0)
 			return -1;
 		if (run_streams(r) != 0)
 			return -1;
@@ -530,7 +538,7 @@ int sim_run_workload(const struct workload *wl, const struct sim_run_options *op
 	r.s = sim_new(&cfg, err, errlen);
 	if (!r.s)
 		goto out;
-	if (setup(&r) != 0 || scan_row(&r, opt) != 0 || apply_steps(&r) != 0)
+	if (setup(&r) != 0 || scan_row(&r, opt, sim_now_ns(r.s)) != 0 || apply_steps(&r) != 0)
 		goto out;
 	update_streams(&r);
 	rc = loop(&r, opt);

@@ -365,17 +365,27 @@ static uint64_t sleep_ns(const struct sim *s, uint64_t jiffies)
 
 uint64_t sim_ksmd_batch(struct sim *s)
 {
+	return sim_ksmd_batch_ended(s, NULL);
+}
+
+uint64_t sim_ksmd_batch_ended(struct sim *s, uint64_t *ended_ns)
+{
 	uint64_t n = 0, budget = s->knobs.value[WL_KNOB_PAGES_TO_SCAN];
 	uint64_t sleep_ms = s->knobs.value[WL_KNOB_SLEEP_MILLISECS];
 	uint64_t sleep_jiffies = (sleep_ms * s->cfg.costs.hz + 999) / 1000;
 
+	if (ended_ns)
+		*ended_ns = s->now_ns;
 	if (!sim_ksmd_runnable(s))
 		return 0;
 	s->batch_cost_ns = s->cfg.costs.batch_ns;
 	while (n < budget && sim_ksmd_step(s))
 		n++;
 	s->ksmd_cpu_ns += (uint64_t)s->batch_cost_ns;
-	s->now_ns += (uint64_t)s->batch_cost_ns + sleep_ns(s, sleep_jiffies);
+	s->now_ns += (uint64_t)s->batch_cost_ns;
+	if (ended_ns)
+		*ended_ns = s->now_ns;
+	s->now_ns += sleep_ns(s, sleep_jiffies);
 	s->batch_cost_ns = 0;
 	s->batches++;
 	s->work.batches++;
