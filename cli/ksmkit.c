@@ -195,6 +195,48 @@ static const char calibrate_usage[] =
 	"Exit status: 0 ok, 1 failure, 2 bad usage, 77 the kernel part could not run\n"
 	"here (the file then holds microbenchmark costs only; the reason is printed).\n";
 
+static const char sweep_usage[] =
+	"usage: ksmkit sweep NAME|all [-o DIR] [--runs N] [--sim-only] [--force]\n"
+	"                    [--costs FILE] [--scale F] [--workloads DIR] [-q]\n"
+	"       ksmkit sweep NAME --point I [--runs N] [...]\n"
+	"       ksmkit sweep NAME|all --emit-jobs [--ksmkit CMD] [--runs N] [...]\n"
+	"       ksmkit sweep NAME --collect FILE... [-o DIR]\n"
+	"       ksmkit sweep NAME --print-workload I [--series S] [--scale F]\n"
+	"       ksmkit sweep --list\n"
+	"\n"
+	"Benchmark sweeps: one measurement over a range of a parameter, on this\n"
+	"kernel's KSM (as root) and on the simulator, side by side in every\n"
+	"repetition. Each point is measured --runs times (default 5) and reported as\n"
+	"min, median and max; ratios between series (sim / kernel, dirty / checksum)\n"
+	"are taken inside each repetition, then their median. Writes DIR/NAME.csv,\n"
+	"DIR/NAME-ratios.csv (ksmkit plot sweep format) and DIR/NAME.png and .svg\n"
+	"(default DIR: ksmkit-sweeps), and prints a summary table. Sweeps (--list):\n"
+	"volatile, nai-xia, merge, cow, numa, predict. Without root the kernel's\n"
+	"series are left out and the reason is printed.\n"
+	"\n"
+	"  -o DIR             where the results go\n"
+	"  --runs N           repetitions per point (1 to 1000; quote only medians of 5+)\n"
+	"  --sim-only         the simulator's series only\n"
+	"  --force            run the kernel although others use KSM\n"
+	"  --costs FILE       the simulator's costs (ksmkit calibrate)\n"
+	"  --scale F          multiply region sizes by F (0.01 to 100)\n"
+	"  --workloads DIR    predict: the shipped workloads (default ./workloads, else\n"
+	"                     the installed set)\n"
+	"  --point I          measure point I only and print its rows (CSV) on stdout\n"
+	"  --emit-jobs        print one command per point, for GNU parallel:\n"
+	"                       ksmkit sweep volatile --emit-jobs | parallel -j1 > rows\n"
+	"                       ksmkit sweep volatile --collect rows\n"
+	"                     (-S host1,host2 runs them on several machines; one job\n"
+	"                     per machine at a time, since KSM is global)\n"
+	"  --ksmkit CMD       the command --emit-jobs prints (default: this program)\n"
+	"  --collect FILE...  read the rows of --point jobs (- is stdin) and write the\n"
+	"                     results, charts and summary\n"
+	"  --print-workload I the workload point I runs, for series S (default 0)\n"
+	"  -q, --quiet        no progress on stderr\n"
+	"\n"
+	"Exit status: 0 ok, 1 a run failed, 2 bad usage or input, 77 nothing could be\n"
+	"measured here (a sweep of kernel series only, without root).\n";
+
 static const char demo_usage[] =
 	"usage: ksmkit demo [-o DIR] [-q] [--force] [FILE.wl...]\n"
 	"\n"
@@ -222,6 +264,8 @@ const struct cli_command cli_commands[] = {
 	  demo_usage },
 	{ "check", cmd_check, "model-check the simulator on a small configuration", check_usage },
 	{ "plot", cmd_plot, "draw charts of traces and sweep results (PNG, SVG)", plot_usage },
+	{ "sweep", cmd_sweep, "benchmark sweeps: kernel and simulator side by side",
+	  sweep_usage },
 	{ "calibrate", cmd_calibrate, "measure the simulator's cost model on this machine",
 	  calibrate_usage },
 	{ NULL, NULL, NULL, NULL },

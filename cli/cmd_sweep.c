@@ -1,0 +1,435 @@
+/*
+ * cmd_sweep.c - `ksmkit sweep`: run the benchmark sweeps (sweep/), one
+ * point at a time for GNU parallel, or all of them into result files, charts
+ * and a summary table; and collect the rows of parallel jobs.
+ */
+#include "config.h"
+#include "cli.h"
+#include "cli_engines.h"
+#include "sweep.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_DIR "ksmkit-sweeps"
+#define DEFAULT_RUNS 5
+
+struct sweep_args {
+	const char *name;       /* a sweep, or "all" */
+	const char *dir;
+	const char *costs_path;
+	const char *ksmkit;     /* --emit-jobs: the command to print */
+	const char *workloads;
+	unsigned runs;
+	long point;             /* --point I, or -1 */
+	long print_workload;    /* --print-workload I, or -1 */
+	long series;            /* with --print-workload */
+	double scale;
+	bool sim_only, force, quiet, emit_jobs, list;
+	char **collect;         /* --collect FILE...: the remaining arguments */
+	int ncollect;
+};
+
+/* ---- options ------------------------------------------------------------------ */
+
+static int parse_long(const char *opt, const char *text, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < min || v > max) {
+		cli_error("sweep: %s: '%s' is not a number from %ld to %ld", opt, text, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct sweep_args *a)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "point", required_argument, NULL, 'p' },
+		{ "sim-only", no_argument, NULL, 'S' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "costs", required_argument, NULL, 'C' },
+		{ "scale", required_argument, NULL, 's' },
+		{ "workloads", required_argument, NULL, 'w' },
+		{ "emit-jobs", no_argument, NULL, 'E' },
+		{ "ksmkit", required_argument, NULL, 'k' },
+		{ "collect", no_argument, NULL, 'c' },
+		{ "print-workload", required_argument, NULL, 'P' },
+		{ "series", required_argument, NULL, 'e' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool collect = false;
+	long v;
+	int c;
+
+	*a = (struct sweep_args){ .dir = DEFAULT_DIR, .runs = DEFAULT_RUNS, .point = -1,
+				  .print_workload = -1, .series = 0, .scale = 1.0 };
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:qr:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': a->dir = optarg; break;
+		case 'r':
+			if (parse_long("--runs", optarg, 1, 1000, &v) != 0)
+				return -1;
+			a->runs = (unsigned)v;
+			break;
+		case 'p':
+			if (parse_long("--point", optarg, 0, SWEEP_MAX_POINTS - 1, &a->point) != 0)
+				return -1;
+			break;
+		case 'P':
+			if (parse_long("--print-workload", optarg, 0, SWEEP_MAX_POINTS - 1,
+				       &a->print_workload) != 0)
+				return -1;
+			break;
+		case 'e':
+			if (parse_long("--series", optarg, 0, SWEEP_MAX_SERIES - 1, &a->series) != 0)
+				return -1;
+			break;
+		case 'S': a->sim_only = true; break;
+		case 'f': a->force = true; break;
+		case 'C': a->costs_path = optarg; break;
+		case 's': {
+			char *end;
+
+			a->scale = strtod(optarg, &end);
+			if (end == optarg || *end || !(a->scale >= 0.01 && a->scale <= 100)) {
+				cli_error("sweep: --scale: '%s' is not a number from 0.01 to 100",
+					  optarg);
+				return -1;
+			}
+			break;
+		}
+		case 'w': a->workloads = optarg; break;
+		case 'E': a->emit_jobs = true; break;
+		case 'k': a->ksmkit = optarg; break;
+		case 'c': collect = true; break;
+		case 'l': a->list = true; break;
+		case 'q': a->quiet = true; break;
+		default:
+			cli_error("sweep: unknown or incomplete option '%s' (see ksmkit sweep --help)",
+				  argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (a->list)
+		return 0;
+	if (optind >= argc) {
+		cli_error("sweep: name a sweep or 'all' (ksmkit sweep --list)");
+		return -1;
+	}
+	a->name = argv[optind++];
+	if (collect) {
+		a->collect = argv + optind;
+		a->ncollect = argc - optind;
+		if (a->ncollect == 0) {
+			cli_error("sweep: --collect needs the files to read");
+			return -1;
+		}
+	} else if (optind < argc) {
+		cli_error("sweep: unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if ((a->point >= 0) + a->emit_jobs + collect + (a->print_workload >= 0) > 1) {
+		cli_error("sweep: --point, --emit-jobs, --collect and --print-workload exclude "
+			  "each other");
+		return -1;
+	}
+	if ((a->point >= 0 || collect || a->print_workload >= 0) && strcmp(a->name, "all") == 0) {
+		cli_error("sweep: --point, --collect and --print-workload take one sweep, not 'all'");
+		return -1;
+	}
+	if (strcmp(a->name, "all") != 0 && !sweep_find(a->name)) {
+		cli_error("sweep: no sweep '%s' (ksmkit sweep --list)", a->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the environment ------------------------------------------------------------ */
+
+/* Whether the kernel series can run here; if not, why. */
+static bool kernel_usable(char *why, size_t len)
+{
+	if (geteuid() != 0) {
+		snprintf(why, len, "not root");
+		return false;
+	}
+	if (access("/sys/kernel/mm/ksm/run", W_OK) != 0) {
+		snprintf(why, len, "/sys/kernel/mm/ksm/run: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static int make_env(const struct sweep_args *a, struct sweep_env *env, struct sim_costs *costs)
+{
+	char why[256];
+
+	sweep_env_init(env);
+	env->force = a->force;
+	env->scale = a->scale;
+	env->workloads_dir = a->workloads;
+	if (!env->workloads_dir)
+		env->workloads_dir = access("workloads/chains.wl", R_OK) == 0
+					     ? "workloads"
+					     : PKGDATADIR "/workloads";
+	if (a->costs_path) {
+		if (engines_load_costs(a->costs_path, costs) != 0)
+			return -1;
+		env->costs = costs;
+	}
+	env->kernel = !a->sim_only && kernel_usable(why, sizeof(why));
+	if (!a->sim_only && !env->kernel && !a->quiet && a->print_workload < 0 && !a->emit_jobs)
+		cli_error("sweep: the kernel's series are left out: %s (--sim-only says so "
+			  "quietly)", why);
+	return 0;
+}
+
+/* ---- modes ---------------------------------------------------------------------- */
+
+static void list_sweeps(void)
+{
+	for (size_t i = 0; i < sweep_count(); i++) {
+		const struct sweep_def *d = sweep_at(i);
+
+		printf("%-10s %s (%zu points:", d->name, d->summary, d->npoints);
+		for (size_t s = 0; s < d->nseries; s++)
+			printf("%s %zu = %s", s ? "," : "", s, d->series[s].name);
+		printf(")\n");
+	}
+}
+
+static void show_progress(const struct sweep_def *d, size_t point, unsigned run,
+			  unsigned runs, void *arg)
+{
+	const bool *tty = arg;
+	char label[80];
+
+	if (d->xname)
+		snprintf(label, sizeof(label), "%s", d->xname[point]);
+	else
+		snprintf(label, sizeof(label), "x = %g", d->x[point]);
+	if (*tty)
+		fprintf(stderr, "\rksmkit sweep %s: point %zu/%zu (%s), run %u/%u\033[K", d->name,
+			point + 1, d->npoints, label, run + 1, runs);
+	else if (run == 0)
+		fprintf(stderr, "ksmkit sweep %s: point %zu/%zu (%s), %u runs\n", d->name,
+			point + 1, d->npoints, label, runs);
+	fflush(stderr);
+}
+
+static int run_one_point(const struct sweep_args *a, const struct sweep_env *env)
+{
+	const struct sweep_def *d = sweep_find(a->name);
+	struct sweep_point_result res;
+	bool tty = isatty(STDERR_FILENO);
+	char err[512];
+
+	if ((size_t)a->point >= d->npoints) {
+		cli_error("sweep: %s has points 0 to %zu", d->name, d->npoints - 1);
+		return CLI_USAGE;
+	}
+	if (sweep_point(d, (size_t)a->point, a->runs, env, a->quiet ? NULL : show_progress, &tty,
+			&res, err, sizeof(err)) != 0) {
+		cli_error("sweep: %s", err);
+		return CLI_FAILED;
+	}
+	if (tty && !a->quiet)
+		fputc('\n', stderr);
+	printf("# ksmkit sweep %s --point %ld: %s\n", d->name, a->point, d->ylabel);
+	sweep_write_header(stdout);
+	sweep_write_point(d, (size_t)a->point, &res, stdout);
+	return CLI_OK;
+}
+
+static void print_quoted(const char *s)
+{
+	if (strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-=+,") ==
+	    strlen(s)) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('\'');
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*s);
+	putchar('\'');
+}
+
+static void emit_jobs(const struct sweep_args *a, const struct sweep_def *d)
+{
+	char self[PATH_MAX], runs[16], scale[32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *cmd = a->ksmkit;
+
+	if (!cmd) {
+		self[n > 0 ? n : 0] = '\0';
+		cmd = n > 0 ? self : "ksmkit";
+	}
+	snprintf(runs, sizeof(runs), "%u", a->runs);
+	snprintf(scale, sizeof(scale), "%g", a->scale);
+	for (size_t p = 0; p < d->npoints; p++) {
+		print_quoted(cmd);
+		printf(" sweep %s --point %zu --runs %s -q", d->name, p, runs);
+		if (a->scale != 1.0)
+			printf(" --scale %s", scale);
+		if (a->sim_only)
+			fputs(" --sim-only", stdout);
+		if (a->force)
+			fputs(" --force", stdout);
+		if (a->costs_path) {
+			fputs(" --costs ", stdout);
+			print_quoted(a->costs_path);
+		}
+		if (a->workloads) {
+			fputs(" --workloads ", stdout);
+			print_quoted(a->workloads);
+		}
+		putchar('\n');
+	}
+}
+
+/* Results, charts and the summary of one sweep's measured points. */
+static int finish(const struct sweep_args *a, const struct sweep_def *d,
+		  const struct sweep_env *env, const struct sweep_point_result *res)
+{
+	char err[512];
+	bool any = false;
+
+	for (size_t i = 0; i < d->npoints; i++)
+		for (size_t s = 0; s < d->nseries; s++)
+			any |= res[i].series[s].n > 0;
+	if (!any) {
+		printf("%s: nothing measured here (its series need the kernel)\n\n", d->name);
+		return CLI_SKIPPED;
+	}
+	if (sweep_write_results(d, res, a->dir, err, sizeof(err)) != 0) {
+		cli_error("sweep: %s", err);
+		return CLI_FAILED;
+	}
+	sweep_write_summary(d, res, stdout);
+	if (d->explain)
+		d->explain(d, env, stdout);
+	printf("(results in %s/%s*)\n\n", a->dir, d->name);
+	fflush(stdout);
+	return CLI_OK;
+}
+
+static int run_sweep(const struct sweep_args *a, const struct sweep_def *d,
+		     const struct sweep_env *env)
+{
+	struct sweep_point_result res[SWEEP_MAX_POINTS];
+	bool tty = isatty(STDERR_FILENO);
+	char err[512];
+
+	for (size_t p = 0; p < d->npoints; p++)
+		if (sweep_point(d, p, a->runs, env, a->quiet ? NULL : show_progress, &tty, &res[p],
+				err, sizeof(err)) != 0) {
+			if (tty && !a->quiet)
+				fputc('\n', stderr);
+			cli_error("sweep: %s", err);
+			return CLI_FAILED;
+		}
+	if (tty && !a->quiet)
+		fputc('\n', stderr);
+	return finish(a, d, env, res);
+}
+
+static int collect(const struct sweep_args *a, const struct sweep_env *env)
+{
+	const struct sweep_def *d = sweep_find(a->name);
+	struct sweep_point_result res[SWEEP_MAX_POINTS];
+	char err[512];
+
+	memset(res, 0, sizeof(res));
+	for (int i = 0; i < a->ncollect; i++) {
+		FILE *f = strcmp(a->collect[i], "-") == 0 ? stdin : fopen(a->collect[i], "r");
+		int rc;
+
+		if (!f) {
+			cli_error("sweep: %s: %s", a->collect[i], strerror(errno));
+			return CLI_USAGE;
+		}
+		rc = sweep_read_rows(d, f, a->collect[i], res, err, sizeof(err));
+		if (f != stdin)
+			fclose(f);
+		if (rc != 0) {
+			cli_error("%s", err);
+			return CLI_USAGE;
+		}
+	}
+	return finish(a, d, env, res);
+}
+
+static int print_workload(const struct sweep_args *a, const struct sweep_env *env)
+{
+	const struct sweep_def *d = sweep_find(a->name);
+	static char buf[32768];
+	char err[512];
+
+	if (sweep_workload_text(d, (size_t)a->print_workload, (size_t)a->series, env, buf,
+				sizeof(buf), err, sizeof(err)) != 0) {
+		cli_error("sweep: %s", err);
+		return CLI_USAGE;
+	}
+	fputs(buf, stdout);
+	return CLI_OK;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	struct sweep_args a;
+	struct sweep_env env;
+	struct sim_costs costs;
+	int worst = CLI_OK;
+
+	if (parse_args(argc, argv, &a) != 0)
+		return CLI_USAGE;
+	if (a.list) {
+		list_sweeps();
+		return CLI_OK;
+	}
+	if (make_env(&a, &env, &costs) != 0)
+		return CLI_USAGE;
+	if (a.print_workload >= 0)
+		return print_workload(&a, &env);
+	if (a.point >= 0)
+		return run_one_point(&a, &env);
+	if (a.ncollect)
+		return collect(&a, &env);
+	for (size_t i = 0; i < sweep_count(); i++) {
+		const struct sweep_def *d = sweep_at(i);
+		int rc;
+
+		if (strcmp(a.name, "all") != 0 && strcmp(a.name, d->name) != 0)
+			continue;
+		if (a.emit_jobs) {
+			emit_jobs(&a, d);
+			continue;
+		}
+		rc = run_sweep(&a, d, &env);
+		if (rc == CLI_FAILED || rc == CLI_USAGE)
+			return rc;
+		if (rc == CLI_SKIPPED && strcmp(a.name, "all") != 0)
+			worst = CLI_SKIPPED;
+	}
+	return worst;
+}

@@ -1,0 +1,397 @@
+/*
+ * sweep.c - what every sweep shares: repeating a point and reducing it to
+ * min/median/max per series and per ratio, the sweep CSV rows in and out,
+ * the result files (CSV and charts) and the summary table. The sweeps
+ * themselves, their workloads and measurements, are in sweep_defs.c.
+ */
+#include "config.h"
+#include "sweep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifdef HAVE_PLOT
+#include "../plots/plot.h"
+#endif
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+void sweep_env_init(struct sweep_env *env)
+{
+	memset(env, 0, sizeof(*env));
+	env->scale = 1.0;
+}
+
+/* --- repeating a point --------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The stat of @v[0..n), NAN entries left out. Sorts @v. */
+static struct sweep_stat reduce(double *v, unsigned n)
+{
+	struct sweep_stat st = { NAN, NAN, NAN, 0 };
+	unsigned m = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (!isnan(v[i]))
+			v[m++] = v[i];
+	if (m == 0)
+		return st;
+	qsort(v, m, sizeof(*v), cmp_double);
+	st.min = v[0];
+	st.max = v[m - 1];
+	st.median = m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+	st.n = m;
+	return st;
+}
+
+int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
+		const struct sweep_env *env, sweep_progress_fn progress, void *arg,
+		struct sweep_point_result *out, char *err, size_t errlen)
+{
+	double *y = NULL, *col = NULL;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (point >= d->npoints || runs == 0)
+		return fail(err, errlen, "%s: no point %zu", d->name, point);
+	y = calloc((size_t)runs * d->nseries, sizeof(*y));
+	col = calloc(runs, sizeof(*col));
+	if (!y || !col) {
+		fail(err, errlen, "out of memory");
+		goto out;
+	}
+	for (unsigned r = 0; r < runs; r++) {
+		bool want[SWEEP_MAX_SERIES];
+
+		if (progress)
+			progress(d, point, r, runs, arg);
+		for (size_t s = 0; s < d->nseries; s++) {
+			bool sim = d->series[s].engine == SWEEP_SIM;
+
+			want[s] = r == 0 || !sim;
+			y[r * d->nseries + s] = want[s] ? NAN : y[s]; /* the first run's */
+		}
+		if (d->run(d, point, env, want, &y[r * d->nseries], err, errlen) != 0)
+			goto out;
+	}
+	for (size_t s = 0; s < d->nseries; s++) {
+		for (unsigned r = 0; r < runs; r++)
+			col[r] = y[r * d->nseries + s];
+		out->series[s] = reduce(col, runs);
+	}
+	/* ratios inside each repetition, then their spread */
+	for (size_t q = 0; q < d->nratios; q++) {
+		for (unsigned r = 0; r < runs; r++) {
+			double a = y[r * d->nseries + d->ratio[q].num];
+			double b = y[r * d->nseries + d->ratio[q].den];
+
+			col[r] = b > 0 ? a / b : NAN;
+		}
+		out->ratio[q] = reduce(col, runs);
+	}
+	rc = 0;
+out:
+	free(y);
+	free(col);
+	return rc;
+}
+
+/* --- rows ------------------------------------------------------------------------ */
+
+void sweep_ratio_name(const struct sweep_def *d, size_t ratio, char *buf, size_t len)
+{
+	snprintf(buf, len, SWEEP_RATIO_PREFIX "%s / %s", d->series[d->ratio[ratio].num].name,
+		 d->series[d->ratio[ratio].den].name);
+}
+
+void sweep_write_header(FILE *out)
+{
+	fputs("series,x,min,median,max\n", out);
+}
+
+static void write_row(FILE *out, const char *name, double x, const struct sweep_stat *st)
+{
+	if (st->n)
+		fprintf(out, "%s,%.10g,%.6g,%.6g,%.6g\n", name, x, st->min, st->median, st->max);
+}
+
+void sweep_write_point(const struct sweep_def *d, size_t point,
+		       const struct sweep_point_result *res, FILE *out)
+{
+	char name[2 * SWEEP_NAME_MAX + 16];
+
+	for (size_t s = 0; s < d->nseries; s++)
+		write_row(out, d->series[s].name, d->x[point], &res->series[s]);
+	for (size_t q = 0; q < d->nratios; q++) {
+		sweep_ratio_name(d, q, name, sizeof(name));
+		write_row(out, name, d->x[point], &res->ratio[q]);
+	}
+}
+
+/* The slot a row's series name fills: a series or ratio of @d, or NULL. */
+static struct sweep_stat *row_slot(const struct sweep_def *d, struct sweep_point_result *pr,
+				   const char *series)
+{
+	char name[2 * SWEEP_NAME_MAX + 16];
+
+	for (size_t s = 0; s < d->nseries; s++)
+		if (strcmp(series, d->series[s].name) == 0)
+			return &pr->series[s];
+	for (size_t q = 0; q < d->nratios; q++) {
+		sweep_ratio_name(d, q, name, sizeof(name));
+		if (strcmp(series, name) == 0)
+			return &pr->ratio[q];
+	}
+	return NULL;
+}
+
+static long point_of(const struct sweep_def *d, double x)
+{
+	for (size_t i = 0; i < d->npoints; i++)
+		if (fabs(d->x[i] - x) <= 1e-9 * fmax(1.0, fabs(x)))
+			return (long)i;
+	return -1;
+}
+
+static int parse_row(const struct sweep_def *d, char *line, struct sweep_point_result *res,
+		     char *why, size_t whylen)
+{
+	char *field[5], *p = line, *end;
+	double v[4];
+	struct sweep_stat *slot;
+	long point;
+
+	for (int i = 0; i < 5; i++) {
+		field[i] = p;
+		p = strchr(p, ',');
+		if ((i < 4) != (p != NULL))
+			return fail(why, whylen, "expected 5 comma-separated fields");
+		if (p)
+			*p++ = '\0';
+	}
+	for (int i = 0; i < 4; i++) {
+		errno = 0;
+		v[i] = strtod(field[i + 1], &end);
+		if (errno || end == field[i + 1] || *end)
+			return fail(why, whylen, "'%s' is not a number", field[i + 1]);
+	}
+	point = point_of(d, v[0]);
+	if (point < 0)
+		return fail(why, whylen, "sweep %s has no point x = %s", d->name, field[1]);
+	slot = row_slot(d, &res[point], field[0]);
+	if (!slot)
+		return fail(why, whylen, "sweep %s has no series '%s'", d->name, field[0]);
+	if (slot->n)
+		return fail(why, whylen, "a second row for '%s' at x = %s", field[0], field[1]);
+	if (!(v[1] <= v[2] && v[2] <= v[3]))
+		return fail(why, whylen, "min <= median <= max does not hold");
+	*slot = (struct sweep_stat){ v[1], v[2], v[3], 1 };
+	return 0;
+}
+
+int sweep_read_rows(const struct sweep_def *d, FILE *in, const char *name,
+		    struct sweep_point_result *res, char *err, size_t errlen)
+{
+	char line[512], why[200];
+	unsigned lineno = 0;
+
+	while (fgets(line, sizeof(line), in)) {
+		size_t n = strlen(line);
+
+		lineno++;
+		if (n && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (n && line[n - 1] == '\r')
+			line[--n] = '\0';
+		if (n == 0 || line[0] == '#' || strcmp(line, "series,x,min,median,max") == 0)
+			continue;
+		if (parse_row(d, line, res, why, sizeof(why)) != 0)
+			return fail(err, errlen, "%s:%u: %s", name, lineno, why);
+	}
+	if (ferror(in))
+		return fail(err, errlen, "%s: %s", name, strerror(errno));
+	return 0;
+}
+
+/* --- result files --------------------------------------------------------------- */
+
+static int write_csv(const struct sweep_def *d, const struct sweep_point_result *res,
+		     bool ratios, const char *path, char *err, size_t errlen)
+{
+	char name[2 * SWEEP_NAME_MAX + 16];
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return fail(err, errlen, "%s: %s", path, strerror(errno));
+	fprintf(f, "# ksmkit sweep %s: %s\n# x: %s; y: %s\n", d->name, d->title, d->xlabel,
+		ratios ? "ratio of medians' runs (per repetition)" : d->ylabel);
+	sweep_write_header(f);
+	for (size_t i = 0; i < d->npoints; i++) {
+		if (!ratios)
+			for (size_t s = 0; s < d->nseries; s++)
+				write_row(f, d->series[s].name, d->x[i], &res[i].series[s]);
+		else
+			for (size_t q = 0; q < d->nratios; q++) {
+				sweep_ratio_name(d, q, name, sizeof(name));
+				write_row(f, name + strlen(SWEEP_RATIO_PREFIX), d->x[i],
+					  &res[i].ratio[q]);
+			}
+	}
+	if (fclose(f) != 0)
+		return fail(err, errlen, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+#ifdef HAVE_PLOT
+static int write_chart(const struct sweep_def *d, const struct sweep_point_result *res,
+		       const char *path, char *err, size_t errlen)
+{
+	struct plot_chart *c = plot_new(d->bars ? PLOT_BARS : PLOT_LINES);
+	int rc = -1;
+
+	if (!c)
+		return fail(err, errlen, "out of memory");
+	if (plot_set_labels(c, d->title, d->xlabel, d->ylabel, err, errlen) != 0)
+		goto out;
+	if (d->logx)
+		plot_set_scale(c, PLOT_X, PLOT_LOG10);
+	for (size_t s = 0; s < d->nseries; s++) {
+		int id = -1;
+
+		for (size_t i = 0; i < d->npoints; i++) {
+			const struct sweep_stat *st = &res[i].series[s];
+
+			if (!st->n)
+				continue;
+			if (id < 0 && (id = plot_add_series(c, d->series[s].name, err, errlen)) < 0)
+				goto out;
+			if (id >= 0 && d->series[s].engine == SWEEP_KERNEL)
+				plot_series_style(c, id, PLOT_AUTO_COLOR, PLOT_SOLID);
+			if (plot_add_range(c, id, d->x[i], st->min, st->median, st->max, err,
+					   errlen) != 0)
+				goto out;
+		}
+	}
+	if (plot_series_count(c) == 0) {
+		rc = 0; /* nothing measured: no chart */
+		goto out;
+	}
+	rc = plot_write(c, path, 900, 560, err, errlen);
+out:
+	plot_free(c);
+	return rc;
+}
+#endif
+
+int sweep_write_results(const struct sweep_def *d, const struct sweep_point_result *res,
+			const char *dir, char *err, size_t errlen)
+{
+	char path[4096];
+
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		return fail(err, errlen, "%s: %s", dir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/%s.csv", dir, d->name);
+	if (write_csv(d, res, false, path, err, errlen) != 0)
+		return -1;
+	if (d->nratios) {
+		snprintf(path, sizeof(path), "%s/%s-ratios.csv", dir, d->name);
+		if (write_csv(d, res, true, path, err, errlen) != 0)
+			return -1;
+	}
+#ifdef HAVE_PLOT
+	if (!d->xname) { /* named points (a table of workloads) are not a curve */
+		snprintf(path, sizeof(path), "%s/%s.png", dir, d->name);
+		if (write_chart(d, res, path, err, errlen) != 0)
+			return -1;
+		snprintf(path, sizeof(path), "%s/%s.svg", dir, d->name);
+		if (write_chart(d, res, path, err, errlen) != 0)
+			return -1;
+	}
+#endif
+	return 0;
+}
+
+/* --- summary -------------------------------------------------------------------- */
+
+static void point_label(const struct sweep_def *d, size_t i, char *buf, size_t len)
+{
+	if (d->xname)
+		snprintf(buf, len, "%s", d->xname[i]);
+	else
+		snprintf(buf, len, "%g", d->x[i]);
+}
+
+static void print_cell(const struct sweep_stat *st, int width, FILE *out)
+{
+	if (st->n)
+		fprintf(out, " %*.4g", width, st->median);
+	else
+		fprintf(out, " %*s", width, "-");
+}
+
+void sweep_write_summary(const struct sweep_def *d, const struct sweep_point_result *res,
+			 FILE *out)
+{
+	char label[SWEEP_NAME_MAX + 1], name[2 * SWEEP_NAME_MAX + 16];
+	int xw = 12, cw[SWEEP_MAX_RATIOS];
+
+	for (size_t i = 0; i < d->npoints; i++) {
+		point_label(d, i, label, sizeof(label));
+		if ((int)strlen(label) > xw)
+			xw = (int)strlen(label);
+	}
+	fprintf(out, "%s: %s\nx: %s\ny: %s (medians)\n", d->name, d->title, d->xlabel, d->ylabel);
+	fprintf(out, "%-*s", xw, "x");
+	for (size_t s = 0; s < d->nseries; s++)
+		fprintf(out, " %14s", d->series[s].name);
+	fputc('\n', out);
+	for (size_t i = 0; i < d->npoints; i++) {
+		point_label(d, i, label, sizeof(label));
+		fprintf(out, "%-*s", xw, label);
+		for (size_t s = 0; s < d->nseries; s++)
+			print_cell(&res[i].series[s], 14, out);
+		fputc('\n', out);
+	}
+	if (!d->nratios)
+		return;
+	fprintf(out, "ratios (median over repetitions, each measured side by side):\n");
+	fprintf(out, "%-*s", xw, "x");
+	for (size_t q = 0; q < d->nratios; q++) {
+		sweep_ratio_name(d, q, name, sizeof(name));
+		cw[q] = (int)strlen(name + strlen(SWEEP_RATIO_PREFIX));
+		if (cw[q] < 10)
+			cw[q] = 10;
+		fprintf(out, " %*s", cw[q], name + strlen(SWEEP_RATIO_PREFIX));
+	}
+	fputc('\n', out);
+	for (size_t i = 0; i < d->npoints; i++) {
+		point_label(d, i, label, sizeof(label));
+		fprintf(out, "%-*s", xw, label);
+		for (size_t q = 0; q < d->nratios; q++)
+			print_cell(&res[i].ratio[q], cw[q], out);
+		fputc('\n', out);
+	}
+}

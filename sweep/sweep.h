@@ -1,0 +1,167 @@
+/*
+ * sweep.h - benchmark sweeps: one measurement repeated over a range of a
+ * parameter, on the kernel and on the simulator side by side (ksmkit sweep,
+ * make bench).
+ *
+ * A sweep is a list of points (x values), a list of series (the kernel, the
+ * simulator with one detector, ...) and a run function that measures every
+ * series once at one point: one kernel run and the simulator runs of the
+ * same workload, back to back, so that the ratios between series are taken
+ * inside one repetition. A point is measured RUNS times (at least 5 for a
+ * figure anyone should quote); its result per series is the min, median and
+ * max, and per ratio (a series over another, as the sweep names them) the
+ * same over the per-repetition ratios. The simulator is deterministic (random
+ * choices come from the workload's seed), so it runs once per point and its
+ * value stands for every repetition: its min, median and max agree.
+ *
+ * Results are rows of the sweep CSV format (ksmkit plot sweep): a series
+ * name, x, min, median, max. Ratios are rows too, their series named
+ * "ratio: A / B", so one job's output holds all it measured and many jobs'
+ * outputs, concatenated, can be collected into the results of the sweep
+ * (GNU parallel, ssh hosts). Nothing here prints: progress goes through a
+ * callback and errors into @err.
+ */
+#ifndef KSMKIT_SWEEP_H
+#define KSMKIT_SWEEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "sim.h"
+
+#define SWEEP_MAX_SERIES 8
+#define SWEEP_MAX_RATIOS 6
+#define SWEEP_MAX_POINTS 32
+#define SWEEP_NAME_MAX 64
+#define SWEEP_RATIO_PREFIX "ratio: "
+
+enum sweep_engine { SWEEP_SIM, SWEEP_KERNEL };
+
+struct sweep_series {
+	const char *name;          /* legend text: "kernel", "sim checksum" */
+	enum sweep_engine engine;
+};
+
+/* A ratio reported per repetition: series @num over series @den. */
+struct sweep_ratio {
+	int num, den;
+};
+
+/* What a run needs from outside: which engines, the costs, a scale. */
+struct sweep_env {
+	bool kernel;                    /* measure the kernel series (root, KSM) */
+	bool force;                     /* run although others use KSM */
+	const struct sim_costs *costs;  /* NULL: the simulator's defaults */
+	double scale;                   /* sizes multiplied by this (default 1) */
+	const char *workloads_dir;      /* predict: the shipped workloads */
+};
+
+struct sweep_def;
+struct sweep_text; /* workload text being built (sweep_defs.c) */
+
+/* The workload of series @series at point @point, into @t; its name in @name. */
+typedef int (*sweep_text_fn)(const struct sweep_def *d, size_t point, size_t series,
+			     const struct sweep_env *env, struct sweep_text *t, char *name,
+			     size_t namelen, char *err, size_t errlen);
+/*
+ * One repetition at point @point: y[s] for every series @want[s] asks for
+ * (NAN: not measured here). The simulator is deterministic, so its series are
+ * wanted in the first repetition only and their value stands for all.
+ */
+typedef int (*sweep_run_fn)(const struct sweep_def *d, size_t point,
+			    const struct sweep_env *env, const bool *want, double *y, char *err,
+			    size_t errlen);
+/* Extra explanation after the summary table (may be NULL). */
+typedef void (*sweep_explain_fn)(const struct sweep_def *d, const struct sweep_env *env,
+				 FILE *out);
+
+struct sweep_def {
+	const char *name;     /* "volatile" */
+	const char *summary;  /* one line for --list */
+	const char *title, *xlabel, *ylabel;
+	bool logx, bars;
+	const double *x;
+	size_t npoints;
+	const char *const *xname; /* names of the points in tables, or NULL */
+	const struct sweep_series *series;
+	size_t nseries;
+	const struct sweep_ratio *ratio;
+	size_t nratios;
+	sweep_text_fn text;
+	sweep_run_fn run;
+	sweep_explain_fn explain;
+};
+
+/*
+ * The workload text a point runs for one series (what --print-workload
+ * shows), NUL-terminated in @buf. Returns 0, or -1 with a message.
+ */
+int sweep_workload_text(const struct sweep_def *d, size_t point, size_t series,
+			const struct sweep_env *env, char *buf, size_t len, char *err,
+			size_t errlen);
+
+/* min, median and max of @n measurements (n 0: nothing measured). */
+struct sweep_stat {
+	double min, median, max;
+	unsigned n;
+};
+
+/* The result of one point: per series, then per ratio. */
+struct sweep_point_result {
+	struct sweep_stat series[SWEEP_MAX_SERIES];
+	struct sweep_stat ratio[SWEEP_MAX_RATIOS];
+};
+
+/* Every sweep, in the order `all` runs them. */
+size_t sweep_count(void);
+const struct sweep_def *sweep_at(size_t i);
+/* By name; NULL when unknown. */
+const struct sweep_def *sweep_find(const char *name);
+
+void sweep_env_init(struct sweep_env *env);
+
+/* Called before each repetition (may be NULL in sweep_point). */
+typedef void (*sweep_progress_fn)(const struct sweep_def *d, size_t point, unsigned run,
+				  unsigned runs, void *arg);
+
+/*
+ * Measure point @point @runs times. Returns 0, or -1 with a message: a run
+ * failed, or the kernel cannot run here (then the message says why; call
+ * again with env->kernel false for the simulator's series alone).
+ */
+int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
+		const struct sweep_env *env, sweep_progress_fn progress, void *arg,
+		struct sweep_point_result *out, char *err, size_t errlen);
+
+/* The name a ratio's rows carry: "ratio: A / B". */
+void sweep_ratio_name(const struct sweep_def *d, size_t ratio, char *buf, size_t len);
+
+/* The CSV header, and the rows of one measured point (series then ratios). */
+void sweep_write_header(FILE *out);
+void sweep_write_point(const struct sweep_def *d, size_t point,
+		       const struct sweep_point_result *res, FILE *out);
+
+/*
+ * Read rows of @d written by sweep_write_point (any number of outputs
+ * concatenated: repeated header lines and '#' comments are skipped) into
+ * @res[0..d->npoints). A point is matched by its x; a row for a series or
+ * ratio @d does not have, or an x it does not have, is an error
+ * ("NAME:LINE: why"). Returns 0 or -1.
+ */
+int sweep_read_rows(const struct sweep_def *d, FILE *in, const char *name,
+		    struct sweep_point_result *res, char *err, size_t errlen);
+
+/*
+ * Write the results of a whole sweep: DIR/NAME.csv (the series),
+ * DIR/NAME-ratios.csv (the ratios) and, if built with libplot, DIR/NAME.png
+ * and DIR/NAME.svg. Returns 0, or -1 with a message.
+ */
+int sweep_write_results(const struct sweep_def *d, const struct sweep_point_result *res,
+			const char *dir, char *err, size_t errlen);
+
+/* A table of medians per point and series, then the ratios' medians. */
+void sweep_write_summary(const struct sweep_def *d, const struct sweep_point_result *res,
+			 FILE *out);
+
+#endif

@@ -1,0 +1,719 @@
+/*
+ * sweep_defs.c - the sweeps ksmkit knows: their workloads (written here as
+ * workload text, so every point is an ordinary workload anyone can rerun
+ * with `ksmkit sweep NAME --print-workload`), their series and how one
+ * repetition measures each series.
+ *
+ *   volatile  ksmd's scan speed per CPU second against the fraction of pages
+ *             rewritten between scans: the kernel, and the simulator with
+ *             the checksum, dirty-bit and hybrid detectors; half the memory
+ *             is written without setting dirty bits (a guest under EPT);
+ *   nai-xia   Nai Xia's 2011 experiment: memset 1, random writes near the
+ *             end of every page, ksmd busy; full-scan speed on 4 KiB pages
+ *             and on THP, kernel against the three detectors;
+ *   merge     ksm_tests -P: merge speed against region size;
+ *   cow       ksm_tests -C: time of a write to merged pages and to pages
+ *             never merged;
+ *   numa      pages_shared with merge_across_nodes 1 and 0 against the
+ *             number of NUMA nodes the equal pages are spread over;
+ *   predict   the simulator's scan speed against the kernel's on every
+ *             validation workload (the shipped ones; calibration uses its
+ *             own, calib/calib.c).
+ *
+ * Scan speed is compare's (cmp_scan_speed): pages scanned from the end of
+ * the first full scan to the end of the last, per second.
+ */
+#include "config.h"
+#include "sweep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "compare.h"
+#include "sim_driver.h"
+#include "trace.h"
+#include "workload.h"
+
+#define MIB (1024.0 * 1024.0)
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* --- building workload text ------------------------------------------------------ */
+
+struct sweep_text {
+	char buf[16384];
+	size_t len;
+	bool overflow;
+};
+
+static void add(struct sweep_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add(struct sweep_text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->overflow)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(t->buf + t->len, sizeof(t->buf) - t->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(t->buf) - t->len)
+		t->overflow = true;
+	else
+		t->len += (size_t)n;
+}
+
+static int parse_text(const struct sweep_text *t, const char *name, struct workload **wl, char *err,
+		      size_t errlen)
+{
+	struct wl_error e;
+
+	if (t->overflow)
+		return fail(err, errlen, "%s: workload text too long", name);
+	if (wl_parse_buffer(t->buf, t->len, name, wl, &e) != 0)
+		return fail(err, errlen, "%s", e.text);
+	return 0;
+}
+
+static uint64_t scaled(const struct sweep_env *env, double v)
+{
+	double s = v * env->scale;
+
+	return s < 1 ? 1 : (uint64_t)llround(s);
+}
+
+/* --- running the engines ------------------------------------------------------- */
+
+static void keep_work(void *arg, uint64_t scans, const struct sim *s)
+{
+	(void)scans;
+	sim_work_get(s, arg);
+}
+
+/* The simulator's trace of @wl (and its work, when @work). */
+static int sim_trace(const struct workload *wl, const struct sweep_env *env, struct trace **t,
+		     struct sim_work *work, char *err, size_t errlen)
+{
+	struct sim_run_options opt = { .costs = env->costs };
+	char why[256];
+
+	if (work) {
+		memset(work, 0, sizeof(*work));
+		opt.progress = keep_work;
+		opt.progress_arg = work;
+	}
+	if (sim_run_workload(wl, &opt, t, why, sizeof(why)) != 0) {
+		trace_free(*t);
+		*t = NULL;
+		return fail(err, errlen, "%s: simulator: %s", wl->path, why);
+	}
+	return 0;
+}
+
+/*
+ * The kernel's run of @wl. Returns 0 with @res filled, 1 when this machine
+ * cannot run it (not root, no such node: the point is left unmeasured), or
+ * -1 with a message.
+ */
+static int kernel_result(const struct workload *wl, const struct sweep_env *env,
+			 enum kb_measure measure, struct kb_result *res, char *err, size_t errlen)
+{
+	struct kb_options opt;
+	char msg[512];
+	int status;
+
+	kb_options_init(&opt);
+	opt.force = env->force;
+	opt.measure = measure;
+	status = kb_run(wl, &opt, res, msg, sizeof(msg));
+	if (status == KB_OK)
+		return 0;
+	kb_result_free(res);
+	if (status == KB_SKIPPED)
+		return 1;
+	return fail(err, errlen, "%s: kernel: %s", wl->path, msg);
+}
+
+static double speed_of(const struct trace *t, bool cpu)
+{
+	double wall, per_cpu;
+
+	if (!t || cmp_scan_speed(t, &wall, &per_cpu) != 0)
+		return NAN;
+	return cpu ? (per_cpu > 0 ? per_cpu : NAN) : wall;
+}
+
+static double sim_speed(const struct workload *wl, const struct sweep_env *env, bool cpu,
+			struct sim_work *work, int *rc, char *err, size_t errlen)
+{
+	struct trace *t = NULL;
+	double v;
+
+	*rc = sim_trace(wl, env, &t, work, err, errlen);
+	v = *rc ? NAN : speed_of(t, cpu);
+	trace_free(t);
+	return v;
+}
+
+static double kernel_speed(const struct workload *wl, const struct sweep_env *env, bool cpu,
+			   int *rc, char *err, size_t errlen)
+{
+	struct kb_result res;
+	double v = NAN;
+	int k;
+
+	*rc = 0;
+	if (!env->kernel)
+		return NAN;
+	k = kernel_result(wl, env, KB_MEASURE_NONE, &res, err, errlen);
+	if (k < 0)
+		*rc = -1;
+	if (k == 0) {
+		/* rows ksmd outran still pair pages_scanned with the time it was read */
+		v = speed_of(res.trace, cpu);
+		kb_result_free(&res);
+	}
+	return v;
+}
+
+/* Parse the workload of @series at @point. */
+static int load(const struct sweep_def *d, size_t point, size_t series,
+		const struct sweep_env *env, struct workload **wl, char *err, size_t errlen)
+{
+	struct sweep_text t = { .len = 0 };
+	char name[4096];
+
+	if (d->text(d, point, series, env, &t, name, sizeof(name), err, errlen) != 0)
+		return -1;
+	return parse_text(&t, name, wl, err, errlen);
+}
+
+int sweep_workload_text(const struct sweep_def *d, size_t point, size_t series,
+			const struct sweep_env *env, char *buf, size_t len, char *err,
+			size_t errlen)
+{
+	struct sweep_text t = { .len = 0 };
+	char name[4096];
+
+	if (point >= d->npoints || series >= d->nseries)
+		return fail(err, errlen, "%s: no point %zu or series %zu", d->name, point, series);
+	if (d->text(d, point, series, env, &t, name, sizeof(name), err, errlen) != 0)
+		return -1;
+	if (t.overflow || t.len >= len)
+		return fail(err, errlen, "%s: workload text too long", name);
+	memcpy(buf, t.buf, t.len + 1);
+	return 0;
+}
+
+/* Scan speed of every series, each on its own engine (per CPU second or wall). */
+static int speed_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+		     bool cpu, const bool *want, double *y, char *err, size_t errlen)
+{
+	for (size_t s = 0; s < d->nseries; s++) {
+		struct workload *wl = NULL;
+		int rc = 0;
+
+		if (!want[s] || (d->series[s].engine == SWEEP_KERNEL && !env->kernel))
+			continue;
+		if (load(d, point, s, env, &wl, err, errlen) != 0)
+			return -1;
+		if (d->series[s].engine == SWEEP_KERNEL)
+			y[s] = kernel_speed(wl, env, cpu, &rc, err, errlen);
+		else
+			y[s] = sim_speed(wl, env, cpu, NULL, &rc, err, errlen);
+		wl_free(wl);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+static int cpu_speed_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+			 const bool *want, double *y, char *err, size_t errlen)
+{
+	return speed_run(d, point, env, true, want, y, err, errlen);
+}
+
+static int wall_speed_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+			  const bool *want, double *y, char *err, size_t errlen)
+{
+	return speed_run(d, point, env, false, want, y, err, errlen);
+}
+
+/* --- volatile: scan speed against the volatile fraction ---------------------------- */
+
+static const double volatile_x[] = { 0, 0.1, 0.25, 0.5, 0.75, 1 };
+
+/* volatile and nai-xia: the kernel, then the simulator with each detector */
+static const struct sweep_series detector_series[] = {
+	{ "kernel", SWEEP_KERNEL },
+	{ "sim checksum", SWEEP_SIM },
+	{ "sim dirty", SWEEP_SIM },
+	{ "sim hybrid", SWEEP_SIM },
+};
+
+static const char *const detector_of_series[] = { "checksum", "checksum", "dirty", "hybrid" };
+
+static const struct sweep_ratio detector_ratios[] = { { 1, 0 }, { 2, 1 }, { 3, 1 } };
+
+static void volatile_writer(struct sweep_text *t, const char *region, uint64_t written)
+{
+	if (written == 0)
+		return;
+	add(t, "\n[writer %s-churn]\nregion = %s\npages = 0-%llu\noffset = random:0-4088\n"
+	       "value = fresh\nwhen = every-scan\n",
+	    region, region, (unsigned long long)written - 1);
+}
+
+static int volatile_text(const struct sweep_def *d, size_t point, size_t series,
+			 const struct sweep_env *env, struct sweep_text *t, char *name,
+			 size_t namelen, char *err, size_t errlen)
+{
+	double fraction = d->x[point];
+	uint64_t pages = scaled(env, 32768), written = (uint64_t)llround(fraction * (double)pages);
+
+	(void)err;
+	(void)errlen;
+	snprintf(name, namelen, "sweep-volatile-%g.wl", fraction);
+	add(t, "[global]\ndescription = ksmkit sweep volatile: %g of the pages rewritten "
+	       "before every scan\nscans = 5\nsmart_scan = 0\npages_to_scan = %llu\n"
+	       "sleep_millisecs = 20\ndetector = %s\n",
+	    fraction, (unsigned long long)(2 * pages), detector_of_series[series]);
+	add(t, "\n[region host]\npages = %llu\nfill = unique\n", (unsigned long long)pages);
+	add(t, "\n[region guest]   # written without dirty bits (EPT without A/D)\npages = %llu\n"
+	       "fill = unique\ndirty_tracking = no\n",
+	    (unsigned long long)pages);
+	volatile_writer(t, "host", written);
+	volatile_writer(t, "guest", written);
+	return 0;
+}
+
+/* What the faster detectors get wrong: their verdicts against the bytes. */
+static void volatile_explain(const struct sweep_def *d, const struct sweep_env *env, FILE *out)
+{
+	fprintf(out, "Mistakes against the bytes (pages called stable although written, and the "
+		     "reverse), per run:\n");
+	for (size_t p = 0; p < d->npoints; p++)
+		for (size_t s = 2; s < d->nseries; s++) {
+			struct workload *wl = NULL;
+			struct sim_work w;
+			int rc;
+
+			if (load(d, p, s, env, &wl, NULL, 0) != 0)
+				continue;
+			(void)sim_speed(wl, env, true, &w, &rc, NULL, 0);
+			wl_free(wl);
+			if (rc == 0)
+				fprintf(out, "  x = %-5g %-11s false stable %8llu, false volatile %8llu\n",
+					d->x[p], d->series[s].name, (unsigned long long)w.false_stable,
+					(unsigned long long)w.false_volatile);
+		}
+	fprintf(out, "The dirty bit alone never sees writes to the half without dirty bits: it "
+		     "calls them\nstable and pays tree walks for them; hybrid checksums that half.\n");
+}
+
+/* --- nai-xia: the seed experiment ------------------------------------------------- */
+
+static const double nai_xia_x[] = { 0, 1 };
+static const char *const nai_xia_names[] = { "4 KiB pages", "THP" };
+
+static int nai_xia_text(const struct sweep_def *d, size_t point, size_t series,
+			const struct sweep_env *env, struct sweep_text *t, char *name,
+			size_t namelen, char *err, size_t errlen)
+{
+	(void)d;
+	(void)err;
+	(void)errlen;
+	snprintf(name, namelen, "sweep-nai-xia-%s.wl", point ? "thp" : "4k");
+	add(t, "[global]\ndescription = Nai Xia 2011: memset 1, random writes near the end of "
+	       "every page, ksmd busy\ntime = 2s\nsmart_scan = 0   # 2011 had none\n"
+	       "pages_to_scan = 1000\nsleep_millisecs = 0\n"
+	       "detector = %s\n",
+	    detector_of_series[series]);
+	add(t, "\n[region area]\nsize = %llum\nfill = same\nvalue = 0x0101010101010101\n"
+	       "thp = %s\n",
+	    (unsigned long long)scaled(env, 256), point ? "always" : "never");
+	add(t, "\n[writer scribble]\nregion = area\npages = all\noffset = random:4000-4088\n"
+	       "value = fresh\nwhen = continuous\nrate = 4000000/s\n");
+	return 0;
+}
+
+/* ns per visited page, by kind of work, as the simulator charges it. */
+static void print_cost_shares(const struct sim_work *w, const struct sim_costs *c, FILE *out)
+{
+	double visits = w->visits ? (double)w->visits : 1;
+	struct {
+		const char *name;
+		double ns;
+	} part[] = {
+		{ "visit", (double)w->visits * c->visit_ns },
+		{ "checksum", (double)w->checksums * c->checksum_ns },
+		{ "memcmp", (double)w->memcmp_bytes * c->memcmp_byte_ns },
+		{ "tree", (double)w->tree_levels * c->tree_level_ns },
+		{ "dirty test", (double)w->dirty_tests * c->dirty_test_ns },
+		{ "tlb flush", (double)w->tlb_flushes * c->tlb_flush_ns },
+		{ "merge", (double)w->merges * c->merge_ns },
+		{ "batch", (double)w->batches * c->batch_ns },
+	};
+	double total = 0;
+
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+		total += part[i].ns;
+	fprintf(out, " %6.0f ns/page =", total / visits);
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+		if (part[i].ns / visits >= 0.5)
+			fprintf(out, " %s %.0f", part[i].name, part[i].ns / visits);
+	fputc('\n', out);
+}
+
+static void nai_xia_explain(const struct sweep_def *d, const struct sweep_env *env, FILE *out)
+{
+	struct sim_config cfg;
+	const struct sim_costs *c = env->costs;
+
+	sim_config_default(&cfg);
+	if (!c)
+		c = &cfg.costs;
+	fprintf(out, "The seed's claim: the dirty bit scans up to 8x (4 KiB pages) and 16x (THP) "
+		     "faster than the\nchecksum. Where the simulator's time goes, per page "
+		     "visited (one run each):\n");
+	for (size_t p = 0; p < d->npoints; p++)
+		for (size_t s = 1; s < d->nseries; s++) {
+			struct workload *wl = NULL;
+			struct sim_work w;
+			int rc;
+
+			if (load(d, p, s, env, &wl, NULL, 0) != 0)
+				continue;
+			(void)sim_speed(wl, env, false, &w, &rc, NULL, 0);
+			wl_free(wl);
+			if (rc)
+				continue;
+			fprintf(out, "  %-12s %-13s", nai_xia_names[p], d->series[s].name);
+			print_cost_shares(&w, c, out);
+		}
+	fprintf(out, "Every visit pays a fixed part (finding the rmap_item, walking to the PTE, "
+		     "locking the\npage) whatever detects volatility, so the speedup is bounded by "
+		     "(visit + checksum) / visit.\n");
+}
+
+/* --- merge: ksm_tests -P ------------------------------------------------------------ */
+
+static const double merge_x[] = { 16, 64, 256, 1024 };
+
+/* merge and predict: the kernel, then the simulator */
+static const struct sweep_series kernel_sim_series[] = {
+	{ "kernel", SWEEP_KERNEL },
+	{ "sim", SWEEP_SIM },
+};
+
+static const struct sweep_ratio sim_over_kernel[] = { { 1, 0 } };
+
+static int merge_text(const struct sweep_def *d, size_t point, size_t series,
+		      const struct sweep_env *env, struct sweep_text *t, char *name,
+		      size_t namelen, char *err, size_t errlen)
+{
+	unsigned long long mib = scaled(env, d->x[point]);
+
+	(void)series;
+	(void)err;
+	(void)errlen;
+	snprintf(name, namelen, "sweep-merge-%llum.wl", mib);
+	add(t, "[global]\ndescription = ksmkit sweep merge: ksm_tests -P on %llu MiB\nscans = 3\n"
+	       "pages_to_scan = 30000\nsleep_millisecs = 10\n",
+	    mib);
+	add(t, "\n[region buf]\nsize = %llum\nfill = same\nvalue = 0x2a2a2a2a2a2a2a2a\n", mib);
+	return 0;
+}
+
+/* The simulator's -P figure: MiB merged per second until two full scans end. */
+static double sim_merge_speed(const struct workload *wl, const struct sweep_env *env,
+			      double mib, int *rc, char *err, size_t errlen)
+{
+	struct trace *t = NULL;
+	double v = NAN;
+
+	*rc = sim_trace(wl, env, &t, NULL, err, errlen);
+	if (*rc == 0)
+		for (size_t i = 0; i < t->nrows; i++)
+			if (t->row[i].kind == TRACE_ROW_SCAN && t->row[i].scan == 2 &&
+			    t->row[i].time_ns > 0)
+				v = mib / ((double)t->row[i].time_ns / 1e9);
+	trace_free(t);
+	return v;
+}
+
+static int merge_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+		     const bool *want, double *y, char *err, size_t errlen)
+{
+	struct workload *wl = NULL;
+	int rc = 0;
+
+	if (load(d, point, 0, env, &wl, err, errlen) != 0)
+		return -1;
+	if (env->kernel && want[0]) {
+		struct kb_result res;
+		int k = kernel_result(wl, env, KB_MEASURE_MERGE, &res, err, errlen);
+
+		rc = k < 0 ? -1 : 0;
+		if (k == 0 && res.measurement.time_ns)
+			y[0] = (double)res.measurement.bytes / MIB /
+			       ((double)res.measurement.time_ns / 1e9);
+		if (k == 0)
+			kb_result_free(&res);
+	}
+	if (rc == 0 && want[1])
+		y[1] = sim_merge_speed(wl, env, (double)scaled(env, d->x[point]), &rc, err, errlen);
+	wl_free(wl);
+	return rc;
+}
+
+/* --- cow: ksm_tests -C ------------------------------------------------------------- */
+
+static const double cow_x[] = { 4, 16, 64 };
+
+static const struct sweep_series cow_series[] = {
+	{ "merged", SWEEP_KERNEL },
+	{ "not merged", SWEEP_KERNEL },
+};
+
+static const struct sweep_ratio cow_ratios[] = { { 0, 1 } };
+
+static int cow_text(const struct sweep_def *d, size_t point, size_t series,
+		    const struct sweep_env *env, struct sweep_text *t, char *name, size_t namelen,
+		    char *err, size_t errlen)
+{
+	unsigned long long mib = scaled(env, d->x[point]);
+
+	(void)series;
+	(void)err;
+	(void)errlen;
+	snprintf(name, namelen, "sweep-cow-%llum.wl", mib);
+	add(t, "[global]\ndescription = ksmkit sweep cow: ksm_tests -C on %llu MiB\nscans = 3\n"
+	       "pages_to_scan = 30000\nsleep_millisecs = 10\n",
+	    mib);
+	add(t, "\n[region buf]\nsize = %llum\nfill = same\nvalue = 0x2a2a2a2a2a2a2a2a\n", mib);
+	add(t, "\n[event cow]\nat = after-scan:2\naction = write\nregion = buf\npages = all\n"
+	       "offset = 0\nvalue = 0x2a2a2a2a2a2a2a2d\n");
+	return 0;
+}
+
+static int cow_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+		   const bool *want, double *y, char *err, size_t errlen)
+{
+	struct workload *wl = NULL;
+	struct kb_result res;
+	int k;
+
+	if (!env->kernel || !(want[0] || want[1]))
+		return 0;
+	if (load(d, point, 0, env, &wl, err, errlen) != 0)
+		return -1;
+	k = kernel_result(wl, env, KB_MEASURE_COW, &res, err, errlen);
+	wl_free(wl);
+	if (k != 0)
+		return k < 0 ? -1 : 0;
+	if (res.measurement.bytes) {
+		double pages = (double)res.measurement.bytes / 4096;
+
+		y[0] = (double)res.measurement.time_ns / pages;
+		y[1] = (double)res.measurement.base_time_ns / pages;
+	}
+	kb_result_free(&res);
+	return 0;
+}
+
+/* --- numa: per-node stable trees --------------------------------------------------- */
+
+static const double numa_x[] = { 1, 2, 4 };
+
+static const struct sweep_series numa_series[] = {
+	{ "sim mac=1", SWEEP_SIM },
+	{ "sim mac=0", SWEEP_SIM },
+	{ "kernel mac=1", SWEEP_KERNEL },
+	{ "kernel mac=0", SWEEP_KERNEL },
+};
+
+static const struct sweep_ratio numa_ratios[] = { { 1, 0 }, { 2, 0 }, { 3, 1 } };
+
+static int numa_text(const struct sweep_def *d, size_t point, size_t series,
+		     const struct sweep_env *env, struct sweep_text *t, char *name,
+		     size_t namelen, char *err, size_t errlen)
+{
+	unsigned nodes = (unsigned)d->x[point];
+	int mac = series % 2 ? 0 : 1;
+
+	(void)env;
+	(void)err;
+	(void)errlen;
+	snprintf(name, namelen, "sweep-numa-%u-mac%d.wl", nodes, mac);
+	/* 50 copies a node: even 4 nodes stay under max_page_sharing = 256, so
+	 * merge_across_nodes = 1 makes exactly one KSM page per group */
+	add(t, "[global]\ndescription = ksmkit sweep numa: 4 groups of equal pages on each of "
+	       "%u nodes\nscans = 3\npages_to_scan = 5000\nsleep_millisecs = 10\n"
+	       "merge_across_nodes = %d\n",
+	    nodes, mac);
+	for (unsigned n = 0; n < nodes; n++)
+		add(t, "\n[region node%u]\npages = 200\nnode = %u\nfill = groups\n"
+		       "groups = 50x1,50x2,50x3,50x4\n",
+		    n, n);
+	return 0;
+}
+
+static double last_counter(const struct trace *t, enum trace_counter c)
+{
+	for (size_t i = t ? t->nrows : 0; i-- > 0;)
+		if (t->row[i].kind == TRACE_ROW_SCAN)
+			return (double)t->row[i].counter[c];
+	return NAN;
+}
+
+static int numa_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+		    const bool *want, double *y, char *err, size_t errlen)
+{
+	for (size_t s = 0; s < d->nseries; s++) {
+		struct workload *wl = NULL;
+		struct trace *tr = NULL;
+		struct kb_result res;
+		int rc = 0, k;
+
+		if (!want[s] || (d->series[s].engine == SWEEP_KERNEL && !env->kernel))
+			continue;
+		if (load(d, point, s, env, &wl, err, errlen) != 0)
+			return -1;
+		if (d->series[s].engine == SWEEP_SIM) {
+			rc = sim_trace(wl, env, &tr, NULL, err, errlen);
+			y[s] = last_counter(tr, TRACE_PAGES_SHARED);
+			trace_free(tr);
+		} else {
+			/* a node this machine lacks leaves the point unmeasured */
+			k = kernel_result(wl, env, KB_MEASURE_NONE, &res, err, errlen);
+			rc = k < 0 ? -1 : 0;
+			if (k == 0) {
+				y[s] = last_counter(res.trace, TRACE_PAGES_SHARED);
+				kb_result_free(&res);
+			}
+		}
+		wl_free(wl);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+/* --- predict: the simulator's scan speed on the validation workloads ---------------- */
+
+static const char *const predict_names[] = {
+	"chains-straggler", "chains", "cow-remerge", "exit-middle", "fork-cow", "fork",
+	"ksm-tests-cow", "ksm-tests-merge-prctl", "ksm-tests-merge-time", "ksm-tests-merge",
+	"ksm-tests-unmerge", "ksm-tests-zero-pages-0", "ksm-tests-zero-pages-1",
+	"munmap-middle", "registration-order", "run2-restart", "smart-scan-unique",
+	"thp-merge", "unmerge-part-of-chain", "volatile-half", "zero-pages-cow",
+};
+
+static const double predict_x[] = { 0,	1,  2,	3,  4,	5,  6,	7,  8,	9,  10,
+				    11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
+
+static int predict_text(const struct sweep_def *d, size_t point, size_t series,
+			const struct sweep_env *env, struct sweep_text *t, char *name,
+			size_t namelen, char *err, size_t errlen)
+{
+	FILE *f;
+
+	(void)d;
+	(void)series;
+	snprintf(name, namelen, "%s/%s.wl", env->workloads_dir ? env->workloads_dir : "workloads",
+		 predict_names[point]);
+	f = fopen(name, "r");
+	if (!f)
+		return fail(err, errlen, "%s: %s", name, strerror(errno));
+	t->len = fread(t->buf, 1, sizeof(t->buf) - 1, f);
+	t->overflow = !feof(f);
+	t->buf[t->len] = '\0';
+	fclose(f);
+	return 0;
+}
+
+static void predict_explain(const struct sweep_def *d, const struct sweep_env *env, FILE *out)
+{
+	(void)d;
+	(void)env;
+	fprintf(out, "The prediction holds where every ratio sim / kernel is within 0.8 to 1.2 "
+		     "(scan speed\nin wall-clock MiB/s, as ksm_tests -P and Nai Xia count it).\n");
+}
+
+/* --- the list ---------------------------------------------------------------------- */
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct sweep_def sweeps[] = {
+	{ "volatile", "ksmd scan speed vs the fraction of pages rewritten between scans",
+	  "KSM scan speed vs volatile fraction (256 MiB, half without dirty bits)",
+	  "fraction of pages rewritten before every scan", "MiB scanned per ksmd CPU second",
+	  false, false, volatile_x, N(volatile_x), NULL, detector_series, N(detector_series),
+	  detector_ratios, N(detector_ratios), volatile_text, cpu_speed_run, volatile_explain },
+	{ "nai-xia", "Nai Xia's 2011 experiment: checksum vs dirty bit, 4 KiB pages and THP",
+	  "Nai Xia's experiment: full-scan speed, ksmd busy (256 MiB)",
+	  "0 = 4 KiB pages, 1 = THP", "MiB scanned per second (wall clock)", false, true,
+	  nai_xia_x, N(nai_xia_x), nai_xia_names, detector_series, N(detector_series),
+	  detector_ratios, N(detector_ratios), nai_xia_text, wall_speed_run, nai_xia_explain },
+	{ "merge", "ksm_tests -P: merge speed vs region size",
+	  "Merge speed vs region size (ksm_tests -P)", "region size, MiB",
+	  "MiB merged per second", true, false, merge_x, N(merge_x), NULL, kernel_sim_series,
+	  N(kernel_sim_series), sim_over_kernel, N(sim_over_kernel), merge_text, merge_run,
+	  NULL },
+	{ "cow", "ksm_tests -C: write time to merged pages vs never merged",
+	  "COW: a write to a merged page vs to one never merged (ksm_tests -C)",
+	  "region size, MiB", "ns per page written", false, true, cow_x, N(cow_x), NULL,
+	  cow_series, N(cow_series), cow_ratios, N(cow_ratios), cow_text, cow_run, NULL },
+	{ "numa", "pages_shared with merge_across_nodes 1 and 0 vs NUMA nodes",
+	  "KSM pages with merge_across_nodes 1 and 0 (4 groups on every node)",
+	  "NUMA nodes holding equal pages", "pages_shared after 3 scans", false, true, numa_x,
+	  N(numa_x), NULL, numa_series, N(numa_series), numa_ratios, N(numa_ratios), numa_text,
+	  numa_run, NULL },
+	{ "predict", "the simulator's scan speed vs the kernel's on the validation workloads",
+	  "Predicted vs measured scan speed on the validation workloads", "workload",
+	  "MiB scanned per second (wall clock)", false, true, predict_x, N(predict_x),
+	  predict_names, kernel_sim_series, N(kernel_sim_series), sim_over_kernel,
+	  N(sim_over_kernel), predict_text, wall_speed_run, predict_explain },
+};
+
+_Static_assert(N(nai_xia_names) == N(nai_xia_x), "a name per nai-xia point");
+_Static_assert(N(predict_names) == N(predict_x), "a name per predict point");
+_Static_assert(N(predict_x) <= SWEEP_MAX_POINTS, "predict fits");
+
+size_t sweep_count(void)
+{
+	return N(sweeps);
+}
+
+const struct sweep_def *sweep_at(size_t i)
+{
+	return i < N(sweeps) ? &sweeps[i] : NULL;
+}
+
+const struct sweep_def *sweep_find(const char *name)
+{
+	for (size_t i = 0; i < N(sweeps); i++)
+		if (strcmp(sweeps[i].name, name) == 0)
+			return &sweeps[i];
+	return NULL;
+}

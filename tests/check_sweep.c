@@ -1,0 +1,295 @@
+/*
+ * check_sweep.c - Check suite for sweep/: every sweep's definition is
+ * consistent and every workload it runs parses; a point measured on the
+ * simulator alone gives the values the semantics require (pages_shared with
+ * merge_across_nodes 1 and 0), repeated for every run with min = median =
+ * max; the hybrid detector does less work than the checksum on a volatile
+ * mix; rows round-trip through the CSV format, concatenated job outputs
+ * included, and bad rows are named FILE:LINE; result files are written.
+ * Nothing here touches the kernel or measures time.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sweep.h"
+#include "workload.h"
+
+static struct sweep_env sim_env(double scale)
+{
+	struct sweep_env env;
+
+	sweep_env_init(&env);
+	env.kernel = false;
+	env.scale = scale;
+	env.workloads_dir = SRCDIR "/workloads";
+	return env;
+}
+
+static size_t series_index(const struct sweep_def *d, const char *name)
+{
+	for (size_t s = 0; s < d->nseries; s++)
+		if (strcmp(d->series[s].name, name) == 0)
+			return s;
+	ck_abort_msg("%s has no series %s", d->name, name);
+	return 0;
+}
+
+/* ---- definitions ------------------------------------------------------------ */
+
+START_TEST(test_definitions_consistent)
+{
+	ck_assert_uint_ge(sweep_count(), 6);
+	for (size_t i = 0; i < sweep_count(); i++) {
+		const struct sweep_def *d = sweep_at(i);
+
+		ck_assert_ptr_eq(sweep_find(d->name), d);
+		ck_assert_uint_ge(d->npoints, 1);
+		ck_assert_uint_le(d->npoints, SWEEP_MAX_POINTS);
+		ck_assert_uint_ge(d->nseries, 1);
+		ck_assert_uint_le(d->nseries, SWEEP_MAX_SERIES);
+		ck_assert_uint_le(d->nratios, SWEEP_MAX_RATIOS);
+		for (size_t q = 0; q < d->nratios; q++) {
+			ck_assert_int_lt(d->ratio[q].num, (int)d->nseries);
+			ck_assert_int_lt(d->ratio[q].den, (int)d->nseries);
+			ck_assert_int_ne(d->ratio[q].num, d->ratio[q].den);
+		}
+		for (size_t p = 1; p < d->npoints; p++)
+			ck_assert_msg(d->x[p] > d->x[p - 1], "%s: x must increase", d->name);
+		for (size_t s = 0; s < d->nseries; s++)
+			ck_assert_ptr_null(strchr(d->series[s].name, ','));
+	}
+	ck_assert_ptr_null(sweep_find("nonesuch"));
+}
+END_TEST
+
+START_TEST(test_every_workload_parses)
+{
+	struct sweep_env env = sim_env(1);
+	static char text[32768];
+	char err[512];
+
+	for (size_t i = 0; i < sweep_count(); i++) {
+		const struct sweep_def *d = sweep_at(i);
+
+		for (size_t p = 0; p < d->npoints; p++)
+			for (size_t s = 0; s < d->nseries; s++) {
+				struct workload *wl = NULL;
+				struct wl_error e;
+
+				ck_assert_msg(sweep_workload_text(d, p, s, &env, text, sizeof(text), err,
+								  sizeof(err)) == 0,
+					      "%s point %zu series %zu: %s", d->name, p, s, err);
+				ck_assert_msg(wl_parse_buffer(text, strlen(text), d->name, &wl, &e) == 0,
+					      "%s point %zu series %zu: %s", d->name, p, s, e.text);
+				wl_free(wl);
+			}
+	}
+	ck_assert_int_eq(sweep_workload_text(sweep_find("numa"), 99, 0, &env, text, sizeof(text),
+					     err, sizeof(err)),
+			 -1);
+}
+END_TEST
+
+/* ---- measuring on the simulator ------------------------------------------------ */
+
+START_TEST(test_numa_point_values)
+{
+	const struct sweep_def *d = sweep_find("numa");
+	struct sweep_env env = sim_env(1);
+	struct sweep_point_result res;
+	char err[512];
+	size_t mac1 = series_index(d, "sim mac=1"), mac0 = series_index(d, "sim mac=0");
+	size_t kernel = series_index(d, "kernel mac=1");
+
+	/* point 2: four nodes, four groups on each */
+	ck_assert_msg(sweep_point(d, 2, 5, &env, NULL, NULL, &res, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_uint_eq(res.series[mac1].n, 5);
+	ck_assert_double_eq(res.series[mac1].median, 4);  /* one KSM page per group */
+	ck_assert_double_eq(res.series[mac0].median, 16); /* one per group per node */
+	ck_assert_double_eq(res.series[mac0].min, res.series[mac0].max);
+	ck_assert_uint_eq(res.series[kernel].n, 0);       /* not measured */
+	ck_assert_double_eq(res.ratio[0].median, 4);      /* sim mac=0 / sim mac=1 */
+	ck_assert_uint_eq(res.ratio[1].n, 0);             /* needs the kernel */
+}
+END_TEST
+
+START_TEST(test_hybrid_beats_checksum_when_all_volatile)
+{
+	const struct sweep_def *d = sweep_find("volatile");
+	struct sweep_env env = sim_env(0.05);
+	struct sweep_point_result res;
+	char err[512];
+	size_t checksum = series_index(d, "sim checksum"), hybrid = series_index(d, "sim hybrid");
+
+	ck_assert_msg(sweep_point(d, d->npoints - 1, 1, &env, NULL, NULL, &res, err,
+				  sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert(isfinite(res.series[checksum].median) && res.series[checksum].median > 0);
+	/* the half with dirty bits costs a PTE test instead of a 4 KiB hash */
+	ck_assert_double_gt(res.series[hybrid].median, res.series[checksum].median);
+}
+END_TEST
+
+START_TEST(test_merge_point_predicts)
+{
+	const struct sweep_def *d = sweep_find("merge");
+	struct sweep_env env = sim_env(0.25);
+	struct sweep_point_result res;
+	char err[512];
+
+	ck_assert_msg(sweep_point(d, 0, 2, &env, NULL, NULL, &res, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_uint_eq(res.series[series_index(d, "sim")].n, 2);
+	ck_assert(res.series[series_index(d, "sim")].median > 0);
+	ck_assert_uint_eq(res.series[series_index(d, "kernel")].n, 0);
+}
+END_TEST
+
+/* ---- rows and files ------------------------------------------------------------ */
+
+static struct sweep_point_result sample_result(const struct sweep_def *d)
+{
+	struct sweep_point_result r;
+
+	memset(&r, 0, sizeof(r));
+	for (size_t s = 0; s < d->nseries; s++)
+		r.series[s] = (struct sweep_stat){ 10.0 + (double)s, 11.5 + (double)s,
+						   13.25 + (double)s, 5 };
+	for (size_t q = 0; q < d->nratios; q++)
+		r.ratio[q] = (struct sweep_stat){ 0.5, 0.75, 1.0, 5 };
+	return r;
+}
+
+START_TEST(test_rows_round_trip)
+{
+	const struct sweep_def *d = sweep_find("volatile");
+	struct sweep_point_result in = sample_result(d), out[SWEEP_MAX_POINTS];
+	char *buf = NULL, err[256];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	/* two jobs' outputs, concatenated: each with its header */
+	fprintf(f, "# job 1\n");
+	sweep_write_header(f);
+	sweep_write_point(d, 1, &in, f);
+	sweep_write_header(f);
+	sweep_write_point(d, 3, &in, f);
+	fclose(f);
+	memset(out, 0, sizeof(out));
+	f = fmemopen(buf, len, "r");
+	ck_assert_msg(sweep_read_rows(d, f, "jobs", out, err, sizeof(err)) == 0, "%s", err);
+	fclose(f);
+	free(buf);
+	for (size_t s = 0; s < d->nseries; s++) {
+		ck_assert_double_eq(out[1].series[s].median, in.series[s].median);
+		ck_assert_double_eq(out[3].series[s].max, in.series[s].max);
+		ck_assert_uint_eq(out[0].series[s].n, 0);
+	}
+	for (size_t q = 0; q < d->nratios; q++)
+		ck_assert_double_eq(out[3].ratio[q].median, 0.75);
+}
+END_TEST
+
+static void expect_bad_rows(const char *text, const char *message)
+{
+	const struct sweep_def *d = sweep_find("volatile");
+	struct sweep_point_result out[SWEEP_MAX_POINTS];
+	char err[256];
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+
+	memset(out, 0, sizeof(out));
+	ck_assert_int_eq(sweep_read_rows(d, f, "rows.csv", out, err, sizeof(err)), -1);
+	fclose(f);
+	ck_assert_msg(strstr(err, message) != NULL, "'%s' lacks '%s'", err, message);
+}
+
+START_TEST(test_bad_rows_named)
+{
+	expect_bad_rows("series,x,min,median,max\nnobody,0.5,1,2,3\n",
+			"rows.csv:2: sweep volatile has no series 'nobody'");
+	expect_bad_rows("kernel,0.3,1,2,3\n", "rows.csv:1: sweep volatile has no point x = 0.3");
+	expect_bad_rows("kernel,0.5,1,2\n", "rows.csv:1: expected 5 comma-separated fields");
+	expect_bad_rows("kernel,0.5,1,x,3\n", "rows.csv:1: 'x' is not a number");
+	expect_bad_rows("kernel,0.5,3,2,1\n", "rows.csv:1: min <= median <= max does not hold");
+	expect_bad_rows("kernel,0.5,1,2,3\n\nkernel,0.5,1,2,3\n",
+			"rows.csv:3: a second row for 'kernel' at x = 0.5");
+}
+END_TEST
+
+static bool file_has(const char *path, const char *needle)
+{
+	static char buf[1 << 20];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
+START_TEST(test_results_written)
+{
+	const struct sweep_def *d = sweep_find("volatile");
+	struct sweep_point_result res[SWEEP_MAX_POINTS];
+	char dir[] = "/tmp/check_sweep.XXXXXX", path[512], err[256];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (size_t p = 0; p < d->npoints; p++)
+		res[p] = sample_result(d);
+	ck_assert_msg(sweep_write_results(d, res, dir, err, sizeof(err)) == 0, "%s", err);
+	snprintf(path, sizeof(path), "%s/volatile.csv", dir);
+	ck_assert(file_has(path, "series,x,min,median,max\nkernel,0,10,11.5,13.25\n"));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/volatile-ratios.csv", dir);
+	ck_assert(file_has(path, "sim checksum / kernel,1,0.5,0.75,1\n"));
+	unlink(path);
+#ifdef HAVE_PLOT
+	snprintf(path, sizeof(path), "%s/volatile.svg", dir);
+	ck_assert(file_has(path, "sim hybrid"));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/volatile.png", dir);
+	ck_assert(file_has(path, "PNG"));
+	unlink(path);
+#endif
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+static Suite *sweep_suite(void)
+{
+	Suite *s = suite_create("sweep");
+	TCase *tc = tcase_create("sweep");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_definitions_consistent);
+	tcase_add_test(tc, test_every_workload_parses);
+	tcase_add_test(tc, test_numa_point_values);
+	tcase_add_test(tc, test_hybrid_beats_checksum_when_all_volatile);
+	tcase_add_test(tc, test_merge_point_predicts);
+	tcase_add_test(tc, test_rows_round_trip);
+	tcase_add_test(tc, test_bad_rows_named);
+	tcase_add_test(tc, test_results_written);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sweep_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
