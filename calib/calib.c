@@ -478,14 +478,6 @@ int calib_run(const struct calib_options *opt, struct calib_result *res, char *e
 			goto out;
 		}
 	}
-	if (getenv("KSMKIT_CALIB_DEBUG"))
-		for (size_t i = 0; i < sys->m; i++) {
-			fprintf(stderr, "%-12s %2llu b=%.0f idle=%.0f:", sys->name[i],
-				(unsigned long long)sys->scan[i], sys->b[i], sys->idle[i]);
-			for (size_t j = 0; j < U_COUNT; j++)
-				fprintf(stderr, " %.0f", sys->a[i * U_COUNT + j]);
-			fputc('\n', stderr);
-		}
 	if (calib_solve(sys->a, sys->b, sys->m, U_COUNT, x) != 0) {
 		snprintf(err, errlen, "the calibration runs do not determine the costs (singular)");
 		goto out;

@@ -1,0 +1,132 @@
+/*
+ * check_calib.c - Check suite for calib/: the non-negative least-squares
+ * fit (exact recovery, a column whose cost would go negative dropped and
+ * the rest refitted, singular and ill-shaped systems refused), and the
+ * microbenchmark-only calibration filling the measured costs with usable
+ * values and saying why the kernel part did not run. Times are never
+ * compared with a bound: only that they were measured.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib.h"
+
+/* b = A x for A m-by-n row-major. */
+static void multiply(const double *a, const double *x, size_t m, size_t n, double *b)
+{
+	for (size_t i = 0; i < m; i++) {
+		b[i] = 0;
+		for (size_t j = 0; j < n; j++)
+			b[i] += a[i * n + j] * x[j];
+	}
+}
+
+START_TEST(test_solve_recovers_exact_costs)
+{
+	/* six "scans" of three kinds of work, costs 265, 760 and 15000 */
+	const double a[] = { 20000, 20000, 1, 20000, 0, 1, 40000, 20000, 2,
+			     10000, 10000, 40, 30000, 1000, 3, 5000, 5000, 1 };
+	const double want[] = { 265, 760, 15000 };
+	double b[6], x[3];
+
+	multiply(a, want, 6, 3, b);
+	ck_assert_int_eq(calib_solve(a, b, 6, 3, x), 0);
+	for (size_t j = 0; j < 3; j++)
+		ck_assert_double_eq_tol(x[j], want[j], 1e-6 * want[j]);
+}
+END_TEST
+
+START_TEST(test_solve_fits_noise_in_least_squares)
+{
+	const double a[] = { 1, 1, 1, 2, 1, 3, 1, 4 };
+	const double b[] = { 6, 5, 7, 10 }; /* best line: 3.5 + 1.4 t */
+	double x[2];
+
+	ck_assert_int_eq(calib_solve(a, b, 4, 2, x), 0);
+	ck_assert_double_eq_tol(x[0], 3.5, 1e-9);
+	ck_assert_double_eq_tol(x[1], 1.4, 1e-9);
+}
+END_TEST
+
+START_TEST(test_solve_drops_negative_costs)
+{
+	/* the second column only explains noise downwards: unconstrained least
+	 * squares gives it a negative cost, which no work can have */
+	const double a[] = { 1, 0, 2, 1, 3, 0, 4, 1 };
+	const double b[] = { 10, 19, 30, 39 };
+	double x[2];
+
+	ck_assert_int_eq(calib_solve(a, b, 4, 2, x), 0);
+	ck_assert_double_eq(x[1], 0);
+	ck_assert(x[0] > 9.5 && x[0] < 10);
+	for (size_t j = 0; j < 2; j++)
+		ck_assert(x[j] >= 0);
+}
+END_TEST
+
+START_TEST(test_solve_refuses_what_it_cannot_determine)
+{
+	const double dup[] = { 1, 1, 2, 2, 3, 3 }; /* two equal columns */
+	const double b[] = { 1, 2, 3 };
+	double x[9], big[9 * 9] = { 0 }, bb[9] = { 0 };
+
+	ck_assert_int_eq(calib_solve(dup, b, 3, 2, x), -1);
+	ck_assert_int_eq(calib_solve(dup, b, 1, 2, x), -1);  /* fewer rows than unknowns */
+	ck_assert_int_eq(calib_solve(big, bb, 9, 9, x), -1); /* more than 8 unknowns */
+}
+END_TEST
+
+START_TEST(test_microbenchmarks_only)
+{
+	struct calib_options opt;
+	struct calib_result res;
+	struct sim_config cfg;
+	char err[256];
+
+	calib_options_init(&opt);
+	opt.kernel = false;
+	opt.runs = 3;
+	ck_assert_int_eq(calib_run(&opt, &res, err, sizeof(err)), 0);
+	ck_assert(!res.kernel_measured);
+	ck_assert_str_eq(res.kernel_skip, "not asked for");
+	ck_assert_uint_eq(res.nrows, 0);
+	/* measured: finite and positive (their size is the machine's business) */
+	ck_assert(isfinite(res.costs.checksum_ns) && res.costs.checksum_ns > 0);
+	ck_assert(isfinite(res.costs.memcmp_byte_ns) && res.costs.memcmp_byte_ns > 0);
+	/* the costs only the kernel can tell keep the defaults */
+	sim_config_default(&cfg);
+	ck_assert_double_eq(res.costs.visit_ns, cfg.costs.visit_ns);
+	ck_assert_double_eq(res.costs.merge_ns, cfg.costs.merge_ns);
+	calib_result_free(&res);
+}
+END_TEST
+
+static Suite *calib_suite(void)
+{
+	Suite *s = suite_create("calib");
+	TCase *tc = tcase_create("calib");
+
+	tcase_add_test(tc, test_solve_recovers_exact_costs);
+	tcase_add_test(tc, test_solve_fits_noise_in_least_squares);
+	tcase_add_test(tc, test_solve_drops_negative_costs);
+	tcase_add_test(tc, test_solve_refuses_what_it_cannot_determine);
+	tcase_add_test(tc, test_microbenchmarks_only);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(calib_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
