@@ -4,7 +4,8 @@
  * Three kinds of answer. Skip (KB_SKIPPED, automake's 77): not root, no KSM,
  * a region placed on a NUMA node this machine does not have (or a build
  * without libnuma), no THP for --measure thp, no soft-dirty tracking in the
- * kernel for a soft-dirty capture. Refuse (a failure): someone
+ * kernel for a soft-dirty capture, no pages_scanned counter (before 6.6) for
+ * per-batch rows. Refuse (a failure): someone
  * else uses KSM, because their pages would inflate every global counter and
  * run = 2 would unmerge them; or the workload wants more than 80% of
  * MemAvailable. Bad input: a measurement the workload cannot provide.
@@ -217,6 +218,11 @@ int kb_check_machine(const struct workload *wl, const struct kb_options *opt, ch
 	}
 	if (check_nodes(wl, msg, len) != 0)
 		return KB_SKIPPED;
+	if (opt->per_batch && !kb_knob_exists("pages_scanned")) {
+		kb_fail(msg, len, "--per-batch: this kernel has no " KB_KSM_DIR "/pages_scanned "
+				  "(it came in 6.6), so the end of a batch cannot be seen; skipped");
+		return KB_SKIPPED;
+	}
 	if (opt->soft_dirty && !soft_dirty_available()) {
 		kb_fail(msg, len, "--soft-dirty: this kernel does not track soft-dirty bits "
 				  "(CONFIG_MEM_SOFT_DIRTY is off); skipped");
