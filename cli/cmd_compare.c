@@ -172,7 +172,10 @@ static int compare_workload(const char *path, const struct compare_args *args)
 		goto out;
 	}
 	if (status != KB_OK) {
-		cli_error("compare: %s: kernel: %s", path, msg);
+		if (strncmp(msg, path, strlen(path)) == 0)
+			cli_error("%s", msg); /* FILE:LINE: what is wrong */
+		else
+			cli_error("compare: %s: %s: %s", path, args->guest ? "guest" : "kernel", msg);
 		rc = status == KB_BAD_INPUT ? CLI_USAGE : CLI_FAILED;
 		goto out;
 	}

@@ -364,7 +364,9 @@ int cmd_run(int argc, char **argv)
 		if (status == KB_OK)
 			status = rc;
 	}
-	if (status != KB_OK && msg[0])
+	if (status != KB_OK && msg[0] && strncmp(msg, a.path, strlen(a.path)) == 0)
+		cli_error("%s", msg); /* FILE:LINE: what is wrong */
+	else if (status != KB_OK && msg[0])
 		cli_error("run: %s", msg);
 	if (out != stdout && fclose(out) != 0 && status == KB_OK) {
 		cli_error("run: cannot write %s: %m", a.output);

@@ -247,9 +247,9 @@ static void explain_end(const struct kg_qemu *q, const struct paths *p, uint64_t
 		kg_fail(msg, len, "qemu's memory showed the mergeable flag on the host (VM_MERGEABLE "
 			"in its smaps) although it runs with mem-merge=off: the guest was stopped");
 	else if (q->timed_out)
-		kg_fail(msg, len, "the guest did not finish within %" PRIu64 " s and was killed "
+		kg_fail(msg, len, "the guest did not finish within %.1f s and was killed "
 			"(raise it with --guest ...,timeout=TIME); its console's last line: '%s'",
-			timeout_ns / KG_NSEC, console);
+			(double)timeout_ns / KG_NSEC, console);
 	else if (WIFEXITED(q->status) && WEXITSTATUS(q->status) != 0)
 		kg_fail(msg, len, "qemu failed (exit status %d): %s", WEXITSTATUS(q->status),
 			log[0] ? log : console);
