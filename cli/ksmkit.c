@@ -217,10 +217,12 @@ static const char calibrate_usage[] =
 	"here (the file then holds microbenchmark costs only; the reason is printed).\n";
 
 static const char demo_usage[] =
-	"usage: ksmkit demo [-o DIR] [-q] [--force] [FILE.wl...]\n"
+	"usage: ksmkit demo [-o DIR] [-q] [--force] [--guest nodes=N[,...]] [FILE.wl...]\n"
 	"\n"
 	"The main job: run every workload (default: ./workloads, else the installed\n"
-	"set) on the simulator and on this kernel's KSM, and print one line each:\n"
+	"set) on this kernel's KSM (or with --guest all of them in one qemu guest with\n"
+	"N NUMA nodes; see ksmkit run), then on the simulator in the semantics of the\n"
+	"kernel that ran, and print one line each:\n"
 	"match (every counter, every scan, every page partition), within 25% (a\n"
 	"workload that cannot be deterministic), DIFFERS (with the first divergence),\n"
 	"or sim only (the kernel side could not run here, and why). Traces (CSV) and\n"
@@ -230,6 +232,7 @@ static const char demo_usage[] =
 	"  -o DIR         where traces and charts go\n"
 	"  -q, --quiet    no \"running...\" line\n"
 	"  --force        run the kernel side although others use KSM\n"
+	"  --guest SPEC   the kernel side in one qemu NUMA guest (docs/guest.md)\n"
 	"\n"
 	"Exit status: 0 nothing differs, 1 a workload differs or failed, 2 bad usage.\n";
 
