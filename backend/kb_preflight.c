@@ -4,7 +4,9 @@
  * Three kinds of answer. Skip (KB_SKIPPED, automake's 77): not root, no KSM,
  * a region placed on a NUMA node this machine does not have (or a build
  * without libnuma), no THP for --measure thp, no soft-dirty tracking in the
- * kernel for a soft-dirty capture. Refuse (a failure): someone
+ * kernel for a soft-dirty capture, no pages_scanned counter (before 6.6) for
+ * per-batch rows, a knob the workload sets or PR_SET_MEMORY_MERGE missing
+ * from this kernel (an older one, such as the NUMA guest's 6.1). Refuse (a failure): someone
  * else uses KSM, because their pages would inflate every global counter and
  * run = 2 would unmerge them; or the workload wants more than 80% of
  * MemAvailable. Bad input: a measurement the workload cannot provide.
@@ -28,7 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#ifndef PR_GET_MEMORY_MERGE
+#define PR_GET_MEMORY_MERGE 68
+#endif
 
 #define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
 #define NODE_HAS_MEMORY "/sys/devices/system/node/has_memory"
@@ -215,8 +222,33 @@ int kb_check_machine(const struct workload *wl, const struct kb_options *opt, ch
 			wl->path);
 		return KB_SKIPPED;
 	}
+	for (int k = 0; k < WL_KNOB_COUNT; k++) {
+		const char *since = NULL;
+
+		if (!wl->knob_given[k] || kb_knob_exists(wl_knob_info(k)->name))
+			continue;
+		wl_kernel_exports(WL_KERNEL_6_1, wl_knob_info(k)->name, &since);
+		kb_fail(msg, len, "%s: [global] %s: this kernel has no such knob%s%s%s; skipped",
+			wl->path, wl_knob_info(k)->name, since ? " (it came in " : "",
+			since ? since : "", since ? ")" : "");
+		return KB_SKIPPED;
+	}
+	for (size_t i = 0; i < wl->nregions; i++) {
+		if (wl->regions[i].merge != WL_MERGE_PRCTL ||
+		    prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0) >= 0 || errno != EINVAL)
+			continue;
+		kb_fail(msg, len, "%s:%u: [region %s] merge = prctl: this kernel has no "
+				  "PR_SET_MEMORY_MERGE (it came in 6.4); skipped",
+			wl->path, wl->regions[i].line, wl->regions[i].name);
+		return KB_SKIPPED;
+	}
 	if (check_nodes(wl, msg, len) != 0)
 		return KB_SKIPPED;
+	if (opt->per_batch && !kb_knob_exists("pages_scanned")) {
+		kb_fail(msg, len, "--per-batch: this kernel has no " KB_KSM_DIR "/pages_scanned "
+				  "(it came in 6.6), so the end of a batch cannot be seen; skipped");
+		return KB_SKIPPED;
+	}
 	if (opt->soft_dirty && !soft_dirty_available()) {
 		kb_fail(msg, len, "--soft-dirty: this kernel does not track soft-dirty bits "
 				  "(CONFIG_MEM_SOFT_DIRTY is off); skipped");

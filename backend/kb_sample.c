@@ -4,7 +4,8 @@
  * The counter files under /sys/kernel/mm/ksm stay open for the whole run and
  * are read with pread(), so polling full_scans every few hundred
  * microseconds costs one system call. Per-process counters come from
- * /proc/PID/ksm_stat (which also carries ksm_merging_pages). ksmd's CPU time
+ * /proc/PID/ksm_stat, which carries ksm_merging_pages since 6.6 (older kernels
+ * print it in /proc/PID/ksm_merging_pages, read instead). ksmd's CPU time
  * comes from /proc/<ksmd>/schedstat, in nanoseconds, or from the utime and
  * stime of /proc/<ksmd>/stat (clock ticks, 10 ms here) when the kernel has
  * no schedstat: a per-scan figure needs better than ticks. This file fills
@@ -70,8 +71,8 @@ int kb_sampler_open(struct kb_sampler *s, char *msg, size_t len)
 		s->counter_fd[c] = open(path, O_RDONLY | O_CLOEXEC);
 	}
 	s->ksmd_fd = -1;
-	if (s->counter_fd[TRACE_FULL_SCANS] < 0 || s->counter_fd[TRACE_PAGES_SCANNED] < 0 ||
-	    s->counter_fd[TRACE_PAGES_TO_SCAN] < 0) {
+	/* pages_scanned and the other newer counters may be absent (6.1) */
+	if (s->counter_fd[TRACE_FULL_SCANS] < 0 || s->counter_fd[TRACE_PAGES_TO_SCAN] < 0) {
 		kb_sampler_close(s);
 		return kb_fail(msg, len, "cannot open the KSM counters in %s: %s", KB_KSM_DIR,
 			       strerror(errno));
@@ -138,6 +139,7 @@ uint64_t kb_ksmd_cpu_ns(const struct kb_sampler *s)
 int kb_read_ksm_stat(pid_t pid, struct trace_proc_stat *ps, bool *has_mergeable)
 {
 	char path[64], text[1024], *line, *save = NULL;
+	bool has_merging = false;
 
 	memset(ps, 0, sizeof *ps);
 	*has_mergeable = false;
@@ -158,10 +160,17 @@ int kb_read_ksm_stat(pid_t pid, struct trace_proc_stat *ps, bool *has_mergeable)
 			continue;
 		if (f == TRACE_KSM_MERGEABLE)
 			*has_mergeable = true;
+		if (f == TRACE_KSM_MERGING_PAGES)
+			has_merging = true;
 		if (strcmp(value, "yes") == 0 || strcmp(value, "no") == 0)
 			ps->field[f] = value[0] == 'y';
 		else
 			ps->field[f] = strtoll(value, NULL, 10);
+	}
+	if (!has_merging) {
+		snprintf(path, sizeof path, "/proc/%d/ksm_merging_pages", (int)pid);
+		if (kb_read_file(path, text, sizeof text) > 0)
+			ps->field[TRACE_KSM_MERGING_PAGES] = strtoll(text, NULL, 10);
 	}
 	ps->present = true;
 	return 0;

@@ -85,8 +85,15 @@ int engines_load_costs(const char *path, struct sim_costs *costs)
 int engines_run_sim(const struct workload *wl, bool pages, const struct sim_costs *costs,
 		    struct engine_run *out, char *err, size_t errlen)
 {
+	return engines_run_sim_as(wl, wl->kernel, pages, costs, out, err, errlen);
+}
+
+int engines_run_sim_as(const struct workload *wl, enum wl_kernel kernel, bool pages,
+		       const struct sim_costs *costs, struct engine_run *out, char *err,
+		       size_t errlen)
+{
 	struct capture c = { .wl = wl };
-	struct sim_run_options opt = { .costs = costs };
+	struct sim_run_options opt = { .costs = costs, .override_kernel = true, .kernel = kernel };
 	int rc;
 
 	if (pages) {
@@ -105,6 +112,41 @@ int engines_run_sim(const struct workload *wl, bool pages, const struct sim_cost
 
 /* --- the kernel's side ------------------------------------------------------- */
 
+int engines_semantics(const struct trace *kernel, enum wl_kernel *out, char *why, size_t len)
+{
+	return wl_kernel_from_release(kernel ? kernel->kernel : NULL, out, why, len);
+}
+
+/* Move @res's trace and page captures into @out (and free the rest). 0 or -1. */
+static int take_result(struct kb_result *res, struct engine_run *out)
+{
+	int rc = 0;
+
+	out->trace = res->trace;
+	res->trace = NULL;
+	out->pages = NULL;
+	out->npages = 0;
+	if (res->npages) {
+		out->pages = calloc(res->npages, sizeof(*out->pages));
+		if (!out->pages) {
+			rc = -1;
+		} else {
+			for (size_t i = 0; i < res->npages; i++) {
+				const struct kb_page *k = &res->pages[i];
+
+				out->pages[i] = (struct cmp_page){ k->scan, k->proc, k->region,
+								   k->page, k->pfn,
+								   k->flags & (CMP_PAGE_PRESENT |
+									       CMP_PAGE_ZERO) };
+			}
+			out->npages = res->npages;
+		}
+	}
+	out->invalid_rows = res->invalid_rows;
+	kb_result_free(res);
+	return rc;
+}
+
 int engines_run_kernel(const struct workload *wl, const struct kb_options *base, bool pages,
 		       struct engine_run *out, char *msg, size_t msglen)
 {
@@ -115,29 +157,36 @@ int engines_run_kernel(const struct workload *wl, const struct kb_options *base,
 	if (pages)
 		opt.pages = KB_PAGES_EVERY_SCAN;
 	status = kb_run(wl, &opt, &res, msg, msglen);
-	out->trace = res.trace;
-	res.trace = NULL;
-	out->pages = NULL;
-	out->npages = 0;
-	if (res.npages) {
-		out->pages = calloc(res.npages, sizeof(*out->pages));
-		if (!out->pages) {
-			snprintf(msg, msglen, "out of memory");
-			status = KB_FAILED;
-		} else {
-			for (size_t i = 0; i < res.npages; i++) {
-				const struct kb_page *k = &res.pages[i];
+	if (take_result(&res, out) != 0) {
+		snprintf(msg, msglen, "out of memory");
+		status = KB_FAILED;
+	}
+	return status;
+}
 
-				out->pages[i] = (struct cmp_page){ k->scan, k->proc, k->region,
-								   k->page, k->pfn,
-								   k->flags & (CMP_PAGE_PRESENT |
-									       CMP_PAGE_ZERO) };
-			}
-			out->npages = res.npages;
+int engines_run_guest(const struct workload *const *wls, size_t n, const struct kg_options *opt,
+		      bool pages, struct engine_guest_run *out, char *release, size_t rlen,
+		      char *msg, size_t msglen)
+{
+	struct kg_options o = *opt;
+	struct kg_session session;
+	int status;
+
+	o.pages = o.pages || pages;
+	memset(out, 0, n * sizeof(*out));
+	for (size_t i = 0; i < n; i++)
+		out[i].status = KB_FAILED;
+	status = kg_run(wls, n, &o, &session, msg, msglen);
+	snprintf(release, rlen, "%s", session.release);
+	for (size_t i = 0; i < session.nruns && i < n; i++) {
+		out[i].status = session.run[i].status;
+		snprintf(out[i].message, sizeof(out[i].message), "%s", session.run[i].message);
+		if (take_result(&session.run[i].result, &out[i].run) != 0) {
+			out[i].status = KB_FAILED;
+			snprintf(out[i].message, sizeof(out[i].message), "out of memory");
 		}
 	}
-	out->invalid_rows = res.invalid_rows;
-	kb_result_free(&res);
+	kg_session_free(&session);
 	return status;
 }
 
@@ -155,6 +204,8 @@ int engines_compare(const struct workload *wl, const struct engine_run *sim,
 {
 	struct cmp_options opt = { .tolerance = wl->deterministic ? 0 : ENGINES_TOLERANCE,
 				   .ignore_missing_rows = !wl->deterministic };
+	enum wl_kernel semantics;
+	char why[200];
 	const char **procs = calloc(wl->nprocs ? wl->nprocs : 1, sizeof(*procs));
 	const char **regions = calloc(wl->nregions ? wl->nregions : 1, sizeof(*regions));
 	int rc = -1;
@@ -162,6 +213,15 @@ int engines_compare(const struct workload *wl, const struct engine_run *sim,
 	cmp_report_init(rep);
 	if (!procs || !regions)
 		goto out;
+	/* what the kernel that ran lacks is not compared (both sides read 0) */
+	if (engines_semantics(kernel->trace, &semantics, why, sizeof(why)) == 0) {
+		for (int c = 0; c < TRACE_COUNTER_COUNT; c++)
+			if (!wl_kernel_exports(semantics, trace_counter_name(c), NULL))
+				opt.skip_counters |= UINT32_C(1) << c;
+		for (int f = 0; f < TRACE_PROC_FIELD_COUNT; f++)
+			if (!wl_kernel_exports(semantics, trace_proc_field_name(f), NULL))
+				opt.skip_fields |= UINT32_C(1) << f;
+	}
 	for (size_t i = 0; i < wl->nprocs; i++)
 		procs[i] = wl->procs[i].name;
 	for (size_t i = 0; i < wl->nregions; i++)

@@ -1,7 +1,11 @@
 /*
- * cmd_compare.c - `ksmkit compare`: run a workload on the simulator and on
- * this kernel and compare them scan by scan (every counter, every process's
- * ksm_stat, the page partition); or compare two saved CSV traces.
+ * cmd_compare.c - `ksmkit compare`: run a workload on this kernel (or, with
+ * --guest nodes=N, on the kernel of a qemu guest with N NUMA nodes) and on
+ * the simulator, and compare them scan by scan (every counter the kernel
+ * has, every process's ksm_stat, the page partition); or compare two saved
+ * CSV traces. The kernel runs first: the simulator then follows the
+ * semantics of the kernel that actually ran (its release), whatever the
+ * workload's kernel key says.
  *
  * Exit status: 0 identical, 1 different (or a run failed), 2 bad usage or
  * input, 77 the kernel side could not run here (the simulator's side is
@@ -17,6 +21,7 @@
 struct compare_args {
 	bool json, quiet, force, saved;
 	const char *output;
+	const char *guest;  /* --guest SPEC */
 	struct sim_costs costs;
 };
 
@@ -107,14 +112,48 @@ static int sim_side_only(const struct engine_run *sim, const char *why, const st
 	return CLI_SKIPPED;
 }
 
+/* The kernel side: this machine's, or a guest's. A KB_* status. */
+static int run_kernel_side(const struct workload *wl, const struct compare_args *args,
+			   struct engine_run *kernel, char *msg, size_t len)
+{
+	struct engine_guest_run run;
+	struct kb_options kopt;
+	struct kg_options g;
+	char why[200], release[128];
+	int status;
+
+	if (!args->guest) {
+		kb_options_init(&kopt);
+		kopt.force = args->force;
+		kopt.note = print_note;
+		kopt.note_arg = (void *)&args->quiet;
+		return engines_run_kernel(wl, &kopt, true, kernel, msg, len);
+	}
+	kg_options_init(&g);
+	if (kg_parse_spec(args->guest, &g, why, sizeof(why)) != 0) {
+		snprintf(msg, len, "--guest %s: %s", args->guest, why);
+		return KB_BAD_INPUT;
+	}
+	g.dir = kg_default_dir(GUEST_BUILD_DIR);
+	g.note = print_note;
+	g.note_arg = (void *)&args->quiet;
+	status = engines_run_guest(&wl, 1, &g, true, &run, release, sizeof(release), msg, len);
+	if (status == KB_OK) {
+		status = run.status;
+		snprintf(msg, len, "%s", run.message);
+	}
+	*kernel = run.run;
+	return status;
+}
+
 static int compare_workload(const char *path, const struct compare_args *args)
 {
 	struct engine_run sim = { 0 }, kernel = { 0 };
-	struct kb_options kopt;
 	struct cmp_report rep;
 	struct workload *wl;
 	struct wl_error werr;
-	char msg[512];
+	enum wl_kernel semantics;
+	char msg[2048], why[200];
 	int rc, status;
 
 	if (wl_parse_file(path, &wl, &werr) != 0) {
@@ -122,23 +161,36 @@ static int compare_workload(const char *path, const struct compare_args *args)
 		return CLI_USAGE;
 	}
 	cmp_report_init(&rep);
-	if (engines_run_sim(wl, true, &args->costs, &sim, msg, sizeof(msg)) != 0) {
-		cli_error("compare: %s: simulator: %s", path, msg);
-		rc = CLI_FAILED;
-		goto out;
-	}
-	kb_options_init(&kopt);
-	kopt.force = args->force;
-	kopt.note = print_note;
-	kopt.note_arg = (void *)&args->quiet;
-	status = engines_run_kernel(wl, &kopt, true, &kernel, msg, sizeof(msg));
+	status = run_kernel_side(wl, args, &kernel, msg, sizeof(msg));
 	if (status == KB_SKIPPED) {
+		if (engines_run_sim(wl, true, &args->costs, &sim, why, sizeof(why)) != 0) {
+			cli_error("compare: %s: simulator: %s", path, why);
+			rc = CLI_FAILED;
+			goto out;
+		}
 		rc = sim_side_only(&sim, msg, args);
 		goto out;
 	}
 	if (status != KB_OK) {
-		cli_error("compare: %s: kernel: %s", path, msg);
+		if (strncmp(msg, path, strlen(path)) == 0)
+			cli_error("%s", msg); /* FILE:LINE: what is wrong */
+		else
+			cli_error("compare: %s: %s: %s", path, args->guest ? "guest" : "kernel", msg);
 		rc = status == KB_BAD_INPUT ? CLI_USAGE : CLI_FAILED;
+		goto out;
+	}
+	if (engines_semantics(kernel.trace, &semantics, why, sizeof(why)) != 0) {
+		cli_error("compare: %s: %s", path, why);
+		rc = CLI_FAILED;
+		goto out;
+	}
+	if (semantics != wl->kernel && !args->quiet)
+		fprintf(stderr, "ksmkit compare: the kernel that ran is Linux %s: the simulator "
+				"follows kernel = %s (the workload says %s)\n", kernel.trace->kernel,
+			wl_kernel_name(semantics), wl_kernel_name(wl->kernel));
+	if (engines_run_sim_as(wl, semantics, true, &args->costs, &sim, msg, sizeof(msg)) != 0) {
+		cli_error("compare: %s: simulator: %s", path, msg);
+		rc = CLI_FAILED;
 		goto out;
 	}
 	if (!wl->deterministic && !args->quiet)
@@ -150,7 +202,8 @@ static int compare_workload(const char *path, const struct compare_args *args)
 		rc = CLI_FAILED;
 		goto out;
 	}
-	rc = report(sim.trace, kernel.trace, &rep, args, "sim", "kernel");
+	rc = report(sim.trace, kernel.trace, &rep, args, "sim",
+		    args->guest ? "guest" : "kernel");
 out:
 	cmp_report_free(&rep);
 	engines_free(&sim);
@@ -168,6 +221,7 @@ int cmd_compare(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "costs", required_argument, NULL, 'C' },
+		{ "guest", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct compare_args args = { 0 };
@@ -182,11 +236,16 @@ int cmd_compare(int argc, char **argv)
 		case 'o': args.output = optarg; break;
 		case 'q': args.quiet = true; break;
 		case 'C': costs = optarg; break;
+		case 'G': args.guest = optarg; break;
 		default: return CLI_USAGE;
 		}
 	}
 	if (engines_load_costs(costs, &args.costs) != 0)
 		return CLI_USAGE;
+	if (args.saved && args.guest) {
+		cli_error("compare: --guest runs a workload; --sim-only compares saved traces");
+		return CLI_USAGE;
+	}
 	if (args.saved) {
 		if (argc - optind != 2) {
 			cli_error("compare: --sim-only takes two saved traces (CSV)");

@@ -1,10 +1,12 @@
 /*
  * cmd_demo.c - `ksmkit demo`: the main job. Every workload of the default
- * set (or those named) runs on the simulator and on this kernel; one line per
- * workload says whether they match, and where they first diverge; the traces
- * (CSV) and a chart per workload (sim vs kernel, when ksmkit was built with
- * GNU libplot) go to an output directory. Where the kernel side cannot run
- * (not root, no KSM, a NUMA node this machine lacks), the simulator's side is
+ * set (or those named) runs on this kernel, or with --guest nodes=N all of
+ * them in one qemu NUMA guest, and on the simulator following the semantics
+ * of the kernel that ran; one line per workload says whether they match, and
+ * where they first diverge; the traces (CSV) and a chart per workload (sim
+ * vs kernel, when ksmkit was built with GNU libplot) go to an output
+ * directory. Where the kernel side cannot run (not root, no KSM, a NUMA node
+ * this machine lacks, a knob the kernel lacks), the simulator's side is
  * still run and saved, and the reason is given.
  */
 #include "config.h"
@@ -25,6 +27,7 @@
 
 struct demo {
 	const char *outdir;
+	const char *guest;      /* --guest SPEC, or NULL for this kernel */
 	struct sim_costs costs;
 	bool force, quiet;
 	unsigned matched, within, differed, sim_only, failed;
@@ -157,46 +160,66 @@ static void print_verdict(struct demo *d, const char *name, const struct workloa
 	}
 }
 
-static void run_one(struct demo *d, const char *path)
+/* The kernel side on this machine. A KB_* status. */
+static int host_kernel(struct demo *d, const struct workload *wl, struct engine_run *kernel,
+		       char *msg, size_t len)
 {
-	const char *name = base_name(path);
-	struct engine_run sim = { 0 }, kernel = { 0 };
 	struct kb_options kopt;
+
+	kb_options_init(&kopt);
+	kopt.force = d->force;
+	return engines_run_kernel(wl, &kopt, wl->deterministic, kernel, msg, len);
+}
+
+/*
+ * One workload: the kernel side (@guest's result, or a run here), then the
+ * simulator in the semantics of the kernel that ran, then the verdict.
+ * Takes @wl and @guest's run.
+ */
+static void run_one(struct demo *d, struct workload *wl, struct engine_guest_run *guest)
+{
+	const char *name = base_name(wl->path);
+	struct engine_run sim = { 0 }, kernel = { 0 };
 	struct cmp_report rep;
-	struct workload *wl;
-	struct wl_error werr;
-	char msg[512];
+	enum wl_kernel semantics = wl->kernel;
+	char msg[2048], why[200];
 	int status;
 
 	cmp_report_init(&rep);
-	if (wl_parse_file(path, &wl, &werr) != 0) {
-		d->failed++;
-		printf("%-28s BAD       %s\n", name, werr.text);
-		return;
-	}
 	if (!d->quiet && isatty(STDOUT_FILENO))
 		printf("%-28s running...\r", name), fflush(stdout);
-	if (engines_run_sim(wl, wl->deterministic, &d->costs, &sim, msg, sizeof(msg)) != 0) {
+	if (guest) {
+		status = guest->status;
+		snprintf(msg, sizeof(msg), "%s", guest->message);
+		kernel = guest->run;
+		memset(&guest->run, 0, sizeof(guest->run));
+	} else {
+		status = host_kernel(d, wl, &kernel, msg, sizeof(msg));
+	}
+	if (status != KB_OK && status != KB_SKIPPED) {
 		d->failed++;
-		printf("%-28s FAILED    simulator: %s\n", name, msg);
+		printf("%-28s FAILED    kernel: %s\n", name, msg);
+		goto out;
+	}
+	if (status == KB_OK && engines_semantics(kernel.trace, &semantics, why, sizeof(why)) != 0) {
+		d->failed++;
+		printf("%-28s FAILED    %s\n", name, why);
+		goto out;
+	}
+	if (engines_run_sim_as(wl, semantics, wl->deterministic, &d->costs, &sim, why,
+			       sizeof(why)) != 0) {
+		d->failed++;
+		printf("%-28s FAILED    simulator: %s\n", name, why);
 		goto out;
 	}
 	save_trace(d, name, "sim", sim.trace);
-	kb_options_init(&kopt);
-	kopt.force = d->force;
-	status = engines_run_kernel(wl, &kopt, wl->deterministic, &kernel, msg, sizeof(msg));
 	if (status == KB_SKIPPED) {
 		d->sim_only++;
 		printf("%-28s sim only  kernel side skipped: %s\n", name, msg);
 		save_chart(d, name, sim.trace, NULL);
 		goto out;
 	}
-	if (status != KB_OK) {
-		d->failed++;
-		printf("%-28s FAILED    kernel: %s\n", name, msg);
-		goto out;
-	}
-	save_trace(d, name, "kernel", kernel.trace);
+	save_trace(d, name, guest ? "guest" : "kernel", kernel.trace);
 	if (!wl->deterministic) {
 		/* a timed run: partitions are not compared, and were not captured */
 		free(sim.pages);
@@ -215,7 +238,73 @@ out:
 	cmp_report_free(&rep);
 	engines_free(&sim);
 	engines_free(&kernel);
-	wl_free(wl);
+}
+
+/* Parse every file; a bad one gets its verdict line now and is left out. */
+static size_t parse_all(struct demo *d, char **paths, size_t n, struct workload **wls)
+{
+	size_t ok = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct wl_error werr;
+
+		if (wl_parse_file(paths[i], &wls[ok], &werr) == 0) {
+			ok++;
+			continue;
+		}
+		d->failed++;
+		printf("%-28s BAD       %s\n", base_name(paths[i]), werr.text);
+	}
+	return ok;
+}
+
+/* Every workload: in one guest, or one after the other on this kernel. */
+static int run_all(struct demo *d, char **paths, size_t n)
+{
+	struct workload **wls = calloc(n ? n : 1, sizeof(*wls));
+	struct engine_guest_run *runs = NULL;
+	size_t ok;
+	int rc = CLI_OK;
+
+	if (!wls) {
+		cli_error("demo: out of memory");
+		return CLI_FAILED;
+	}
+	ok = parse_all(d, paths, n, wls);
+	if (d->guest && ok) {
+		struct kg_options g;
+		char why[200], release[128], msg[2048];
+		int status;
+
+		kg_options_init(&g);
+		runs = calloc(ok, sizeof(*runs));
+		if (!runs || kg_parse_spec(d->guest, &g, why, sizeof(why)) != 0) {
+			cli_error("demo: --guest %s: %s", d->guest, runs ? why : "out of memory");
+			rc = CLI_USAGE;
+			goto out;
+		}
+		g.dir = kg_default_dir(GUEST_BUILD_DIR);
+		status = engines_run_guest((const struct workload *const *)wls, ok, &g,
+					   true, runs, release, sizeof(release), msg, sizeof(msg));
+		if (status != KB_OK) {
+			/* the guest itself could not run: every kernel side says why */
+			for (size_t i = 0; i < ok; i++) {
+				engines_free(&runs[i].run);
+				runs[i].status = status == KB_SKIPPED ? KB_SKIPPED : KB_FAILED;
+				snprintf(runs[i].message, sizeof(runs[i].message), "%s", msg);
+			}
+		} else {
+			printf("# one guest, Linux %s with %s, ran them all\n", release, d->guest);
+		}
+	}
+	for (size_t i = 0; i < ok; i++)
+		run_one(d, wls[i], runs ? &runs[i] : NULL);
+out:
+	for (size_t i = 0; i < ok; i++)
+		wl_free(wls[i]);
+	free(wls);
+	free(runs);
+	return rc;
 }
 
 int cmd_demo(int argc, char **argv)
@@ -225,13 +314,14 @@ int cmd_demo(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "costs", required_argument, NULL, 'C' },
+		{ "guest", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct demo d = { .outdir = "ksmkit-demo" };
 	const char *costs = NULL;
 	char **list = NULL;
 	size_t n = 0;
-	int c;
+	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "o:q", options, NULL)) != -1) {
 		switch (c) {
@@ -239,6 +329,7 @@ int cmd_demo(int argc, char **argv)
 		case 'f': d.force = true; break;
 		case 'q': d.quiet = true; break;
 		case 'C': costs = optarg; break;
+		case 'G': d.guest = optarg; break;
 		default: return CLI_USAGE;
 		}
 	}
@@ -256,16 +347,21 @@ int cmd_demo(int argc, char **argv)
 		cli_error("demo: cannot create %s: %s", d.outdir, strerror(errno));
 		return CLI_FAILED;
 	}
-	printf("# ksmkit demo: %zu workloads on the simulator and this kernel; traces and "
-	       "charts in %s/\n", n, d.outdir);
-	for (size_t i = 0; i < n; i++)
-		run_one(&d, list[i]);
+	printf("# ksmkit demo: %zu workloads on the simulator and %s; traces and "
+	       "charts in %s/\n", n, d.guest ? "a qemu NUMA guest's kernel" : "this kernel",
+	       d.outdir);
+	if (run_all(&d, list, n) != CLI_OK) {
+		rc = CLI_USAGE;
+		goto out;
+	}
 	printf("# %u match, %u within tolerance, %u differ, %u simulator only, %u failed\n",
 	       d.matched, d.within, d.differed, d.sim_only, d.failed);
+	rc = d.differed || d.failed ? CLI_FAILED : CLI_OK;
+out:
 	if (optind >= argc) {
 		for (size_t i = 0; i < n; i++)
 			free(list[i]);
 		free(list);
 	}
-	return d.differed || d.failed ? CLI_FAILED : CLI_OK;
+	return rc;
 }

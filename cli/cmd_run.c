@@ -1,9 +1,11 @@
 /*
- * cmd_run.c - `ksmkit run`: a workload on this machine's kernel KSM.
+ * cmd_run.c - `ksmkit run`: a workload on this machine's kernel KSM, or with
+ * --guest nodes=N on the kernel of a qemu guest with N NUMA nodes (guest.h).
  *
  * Parses the workload (exit 2 on any problem), hands it to the backend
- * (backend.h), which checks, locks, saves the knobs, runs and restores, and
- * prints what came back: the trace as a table (one line per full scan with
+ * (backend.h), which checks, locks, saves the knobs, runs and restores (in
+ * the guest, the same backend runs inside; guest times are emulation times
+ * and --measure is refused there), and prints what came back: the trace as a table (one line per full scan with
  * the main counters), CSV or JSON, or with --measure the ksm_tests-style
  * measurement instead. A progress line appears on a terminal for runs longer
  * than 2 s. The exit status is the backend's: 0 ok, 1 failed or refused,
@@ -12,6 +14,7 @@
 #include "config.h"
 #include "backend.h"
 #include "cli.h"
+#include "guest.h"
 #include "workload.h"
 
 #include <getopt.h>
@@ -30,6 +33,7 @@ struct run_args {
 	const char *output;     /* -o FILE, or NULL for stdout */
 	const char *pages_path; /* --pages FILE */
 	const char *dirty_path; /* --soft-dirty FILE */
+	const char *guest;      /* --guest SPEC, or NULL for this kernel */
 	bool quiet;
 	struct kb_options opt;
 };
@@ -133,7 +137,12 @@ static void print_table(const struct kb_result *res, FILE *out)
 	const struct trace *t = res->trace;
 	char engine[160];
 
-	snprintf(engine, sizeof engine, "Linux %s (the kernel's KSM)", t->kernel ? t->kernel : "?");
+	if (strcmp(t->source, "guest") == 0)
+		snprintf(engine, sizeof engine, "Linux %s in a qemu TCG guest (times are emulation "
+			 "times, not KSM's)", t->kernel ? t->kernel : "?");
+	else
+		snprintf(engine, sizeof engine, "Linux %s (the kernel's KSM)",
+			 t->kernel ? t->kernel : "?");
 	cli_print_trace(t, engine, out);
 	if (res->invalid_rows)
 		fprintf(out, "# %" PRIu64 " row(s) invalid: ksmd began its next batch before the row "
@@ -176,7 +185,10 @@ static int write_capture(const char *path, const struct kb_result *res, const st
 
 /* ---- arguments --------------------------------------------------------------- */
 
-enum { OPT_CSV = 256, OPT_JSON, OPT_FORCE, OPT_PER_BATCH, OPT_PAGES, OPT_DIRTY, OPT_MEASURE };
+enum {
+	OPT_CSV = 256, OPT_JSON, OPT_FORCE, OPT_PER_BATCH, OPT_PAGES, OPT_DIRTY, OPT_MEASURE,
+	OPT_GUEST,
+};
 
 static int parse_args(int argc, char **argv, struct run_args *a)
 {
@@ -190,6 +202,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{ "pages", required_argument, NULL, OPT_PAGES },
 		{ "soft-dirty", required_argument, NULL, OPT_DIRTY },
 		{ "measure", required_argument, NULL, OPT_MEASURE },
+		{ "guest", required_argument, NULL, OPT_GUEST },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, m;
@@ -232,6 +245,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			}
 			a->opt.measure = (enum kb_measure)m;
 			break;
+		case OPT_GUEST:
+			a->guest = optarg;
+			break;
 		default:
 			return CLI_USAGE;
 		}
@@ -242,7 +258,49 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		return CLI_USAGE;
 	}
 	a->path = argv[optind];
+	if (a->guest && a->opt.measure != KB_MEASURE_NONE) {
+		cli_error("run: --measure with --guest: a guest's times measure the emulator "
+			  "(TCG), not KSM");
+		return CLI_USAGE;
+	}
+	if (a->guest && a->dirty_path) {
+		cli_error("run: --soft-dirty is not available with --guest");
+		return CLI_USAGE;
+	}
 	return CLI_OK;
+}
+
+/* The run inside a guest: kg_run for this one workload, as kb_run would. */
+static int run_in_guest(const struct run_args *a, const struct workload *wl,
+			struct kb_result *res, char *msg, size_t len)
+{
+	struct kg_options g;
+	struct kg_session session;
+	char why[200];
+	int status;
+
+	memset(res, 0, sizeof *res);
+	kg_options_init(&g);
+	if (kg_parse_spec(a->guest, &g, why, sizeof why) != 0) {
+		snprintf(msg, len, "--guest %s: %s", a->guest, why);
+		return KB_BAD_INPUT;
+	}
+	g.dir = kg_default_dir(GUEST_BUILD_DIR);
+	g.pages = a->opt.pages != KB_PAGES_NONE;
+	g.per_batch = a->opt.per_batch;
+	g.note = print_note;
+	g.keep = getenv("KSMKIT_GUEST_KEEP") != NULL;
+	status = kg_run(&wl, 1, &g, &session, msg, len);
+	if (g.keep && session.workdir[0])
+		cli_error("run: the guest's files are kept in %s", session.workdir);
+	if (status == KB_OK) {
+		status = session.run[0].status;
+		snprintf(msg, len, "%s", session.run[0].message);
+		*res = session.run[0].result;
+		memset(&session.run[0].result, 0, sizeof session.run[0].result);
+	}
+	kg_session_free(&session);
+	return status;
 }
 
 static int report(const struct run_args *a, const struct workload *wl, const struct kb_result *res,
@@ -295,7 +353,10 @@ int cmd_run(int argc, char **argv)
 	a.opt.note = print_note;
 	if (!a.quiet && isatty(STDERR_FILENO))
 		a.opt.progress = print_progress;
-	status = kb_run(wl, &a.opt, &res, msg, sizeof msg);
+	if (a.guest)
+		status = run_in_guest(&a, wl, &res, msg, sizeof msg);
+	else
+		status = kb_run(wl, &a.opt, &res, msg, sizeof msg);
 	if (a.opt.progress)
 		fputs("\r\033[K", stderr);
 	if (status == KB_OK || (status == KB_FAILED && res.trace && res.trace->nrows)) {
@@ -303,7 +364,9 @@ int cmd_run(int argc, char **argv)
 		if (status == KB_OK)
 			status = rc;
 	}
-	if (status != KB_OK && msg[0])
+	if (status != KB_OK && msg[0] && strncmp(msg, a.path, strlen(a.path)) == 0)
+		cli_error("%s", msg); /* FILE:LINE: what is wrong */
+	else if (status != KB_OK && msg[0])
 		cli_error("run: %s", msg);
 	if (out != stdout && fclose(out) != 0 && status == KB_OK) {
 		cli_error("run: cannot write %s: %m", a.output);

@@ -99,6 +99,8 @@ static int compare_counters(const struct trace_row *ra, const struct trace_row *
 	for (int c = 0; c < TRACE_COUNTER_COUNT; c++) {
 		int64_t a = ra->counter[c], b = rb->counter[c];
 
+		if (opt && (opt->skip_counters >> c) & 1)
+			continue;
 		if (cumulative(c)) {
 			if (ra == base_a)
 				continue; /* the offsets are unknown at the first row */
@@ -130,7 +132,8 @@ static int compare_processes(const struct trace *t, const struct trace_row *ra,
 		if (!pa->present)
 			continue;
 		for (int f = 0; f < TRACE_PROC_FIELD_COUNT; f++) {
-			if (close_enough(pa->field[f], pb->field[f], opt))
+			if ((opt && (opt->skip_fields >> f) & 1) ||
+			    close_enough(pa->field[f], pb->field[f], opt))
 				continue;
 			snprintf(what, sizeof(what), "%s.%s", t->proc_name[p], trace_proc_field_name(f));
 			if (add_diff(r, ra->scan, what, pa->field[f], pb->field[f], NULL) != 0)
@@ -147,6 +150,10 @@ int cmp_traces(const struct trace *a, const struct trace *b, const struct cmp_op
 
 	if (!same_processes(a, b))
 		return -1;
+	if (opt) {
+		r->skip_counters = opt->skip_counters;
+		r->skip_fields = opt->skip_fields;
+	}
 	for (size_t i = 0; i < a->nrows; i++) {
 		const struct trace_row *ra = &a->row[i], *rb;
 
@@ -360,7 +367,8 @@ static const struct cmp_diff *first_diff_of_scan(const struct cmp_report *r, uin
 	return NULL;
 }
 
-static void print_side_by_side(const struct trace_row *ra, const struct trace_row *rb, FILE *out)
+static void print_side_by_side(const struct trace_row *ra, const struct trace_row *rb,
+			       uint32_t skip, FILE *out)
 {
 	static const enum trace_counter shown[] = {
 		TRACE_PAGES_SHARED, TRACE_PAGES_SHARING, TRACE_PAGES_UNSHARED,
@@ -371,6 +379,8 @@ static void print_side_by_side(const struct trace_row *ra, const struct trace_ro
 	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
 		int64_t a = ra->counter[shown[i]], b = rb ? rb->counter[shown[i]] : 0;
 
+		if ((skip >> shown[i]) & 1)
+			continue;
 		fprintf(out, " %s %" PRId64 "|", trace_counter_name(shown[i]), a);
 		if (rb)
 			fprintf(out, "%" PRId64 "%s", b, a == b ? "" : "*");
@@ -380,12 +390,28 @@ static void print_side_by_side(const struct trace_row *ra, const struct trace_ro
 	fputc('\n', out);
 }
 
-/* Scan speeds side by side: the simulator's prediction against the measure. */
-static void print_speeds(const struct trace *a, const struct trace *b, const char *name_a,
-			 const char *name_b, FILE *out)
+/* Why no scan speed is reported for these traces, or NULL. */
+static const char *no_speed_because(const struct trace *a, const struct trace *b,
+				    const struct cmp_report *r)
 {
+	if (strcmp(a->source, "guest") == 0 || strcmp(b->source, "guest") == 0)
+		return "a side ran in a qemu TCG guest, whose times measure the emulator, not KSM";
+	if ((r->skip_counters >> TRACE_PAGES_SCANNED) & 1)
+		return "the kernel that ran has no pages_scanned counter";
+	return NULL;
+}
+
+/* Scan speeds side by side: the simulator's prediction against the measure. */
+static void print_speeds(const struct trace *a, const struct trace *b, const struct cmp_report *r,
+			 const char *name_a, const char *name_b, FILE *out)
+{
+	const char *why = no_speed_because(a, b, r);
 	double wa, ca, wb, cb;
 
+	if (why) {
+		fprintf(out, "# no scan speed: %s\n", why);
+		return;
+	}
 	if (cmp_scan_speed(a, &wa, &ca) != 0 || cmp_scan_speed(b, &wb, &cb) != 0)
 		return;
 	fprintf(out, "# scan speed, MiB/s: wall clock %s %.1f, %s %.1f (%s/%s %.2f); ksmd CPU %s "
@@ -396,8 +422,20 @@ static void print_speeds(const struct trace *a, const struct trace *b, const cha
 void cmp_write_table(const struct trace *a, const struct trace *b, const struct cmp_report *r,
 		     const char *name_a, const char *name_b, FILE *out)
 {
-	fprintf(out, "# %s | %s, per full scan (* differs); all %d counters and every "
-		     "process's ksm_stat are compared\n", name_a, name_b, TRACE_COUNTER_COUNT);
+	int skipped = __builtin_popcount(r->skip_counters);
+
+	if (skipped)
+		fprintf(out, "# %s | %s, per full scan (* differs); %d counters and the ksm_stat "
+			     "fields the kernel has are compared (it lacks %d:", name_a, name_b,
+			TRACE_COUNTER_COUNT - skipped, skipped);
+	for (int c = 0; skipped && c < TRACE_COUNTER_COUNT; c++)
+		if ((r->skip_counters >> c) & 1)
+			fprintf(out, " %s", trace_counter_name(c));
+	if (skipped)
+		fputs(")\n", out);
+	else
+		fprintf(out, "# %s | %s, per full scan (* differs); all %d counters and every "
+			     "process's ksm_stat are compared\n", name_a, name_b, TRACE_COUNTER_COUNT);
 	for (size_t i = 0; i < a->nrows; i++) {
 		const struct trace_row *ra = &a->row[i];
 		const struct cmp_diff *d;
@@ -405,7 +443,7 @@ void cmp_write_table(const struct trace *a, const struct trace *b, const struct 
 		if (ra->kind != TRACE_ROW_SCAN)
 			continue;
 		fprintf(out, "scan %3" PRIu64 ":", ra->scan);
-		print_side_by_side(ra, find_row(b, TRACE_ROW_SCAN, ra->scan), out);
+		print_side_by_side(ra, find_row(b, TRACE_ROW_SCAN, ra->scan), r->skip_counters, out);
 		d = first_diff_of_scan(r, ra->scan);
 		if (d && d == &r->diff[0])
 			fprintf(out, "  >>> first divergence: scan %" PRIu64 ", %s: %s %" PRId64
@@ -419,7 +457,7 @@ void cmp_write_table(const struct trace *a, const struct trace *b, const struct 
 			     ")%s%s\n", i == 0 ? "FIRST" : "     ", d->scan, d->what, name_a, d->a,
 			name_b, d->b, d->a - d->b, d->detail[0] ? ": " : "", d->detail);
 	}
-	print_speeds(a, b, name_a, name_b, out);
+	print_speeds(a, b, r, name_a, name_b, out);
 	fprintf(out, "# %zu rows compared, %zu missing, %zu partitions compared: %s\n",
 		r->rows_compared, r->rows_missing, r->partitions_compared,
 		cmp_report_equal(r) ? "identical" : "DIFFERENT");
@@ -478,7 +516,10 @@ int cmp_write_json(const struct trace *a, const struct trace *b, const struct cm
 		json_diff(out, &r->diff[i]);
 	}
 	fputs("]", out);
-	{
+	if (no_speed_because(a, b, r)) {
+		fputs(",\"scan_speed_omitted\":", out);
+		json_string(out, no_speed_because(a, b, r));
+	} else {
 		double wa, ca, wb, cb;
 
 		if (cmp_scan_speed(a, &wa, &ca) == 0 && cmp_scan_speed(b, &wb, &cb) == 0)

@@ -10,7 +10,11 @@
  * the change since the first matched row, so a kernel that has scanned
  * before the run still compares equal. A deterministic workload must match
  * exactly; a non-deterministic one (continuous writers, time stop) is
- * compared within a relative tolerance, and the report says so.
+ * compared within a relative tolerance, and the report says so. Counters
+ * and ksm_stat fields the kernel does not have (6.1 has no pages_scanned,
+ * say) can be left out; both sides read them as 0 anyway. No scan speed is
+ * reported for a trace measured in a guest (source "guest"): its times
+ * measure the emulator, not KSM.
  *
  * This module only compares and reports; it runs nothing (cli/cmd_compare.c
  * runs the engines).
@@ -51,12 +55,16 @@ struct cmp_options {
 	double tolerance;
 	/* rows only one side has are not differences (runs timed, not counted) */
 	bool ignore_missing_rows;
+	/* left out: bit (1 << c) per enum trace_counter, (1 << f) per enum
+	   trace_proc_field, for what the kernel that ran does not have */
+	uint32_t skip_counters, skip_fields;
 };
 
 struct cmp_report {
 	size_t rows_compared;
 	size_t rows_missing;     /* rows one side has and the other lacks */
 	size_t partitions_compared;
+	uint32_t skip_counters, skip_fields; /* as cmp_options said, for the reports */
 	struct cmp_diff *diff;   /* in scan order */
 	size_t ndiffs, diffs_cap;
 };

@@ -747,7 +747,7 @@ static bool check_volatility(const struct ctx *c, const struct sim *parent, uint
 	merged = (s->page[slot].pte & PTE_KSM_ZERO) ||
 		 (maps_frame(s, slot) && (s->frame[r->frame].flags & FRAME_KSM));
 	if (!(r->rflags & RMAP_UNSTABLE) &&
-	    !(s->cfg.kernel == WL_KERNEL_6_10 ? became_ksm_itself || (s->page[slot].pte & PTE_KSM_ZERO)
+	    !(s->cfg.kernel != WL_KERNEL_6_18 ? became_ksm_itself || (s->page[slot].pte & PTE_KSM_ZERO)
 					      : merged))
 		return true;
 	page_name(c->cfg, s, slot, where, sizeof(where));

@@ -12,7 +12,9 @@
  * page, madvise, prctl, munmap, fork, exit, sysfs stores. Whole batches and
  * whole workloads (sim_driver.h) are loops over these steps. Semantics follow
  * ../shared/KSM-SEMANTICS.md for kernel 6.18 (checksum before the stable
- * search) or 6.10 (stable search first); see sim_internal.h for the model.
+ * search), 6.10 (stable search first) or 6.1 (as 6.10, with only the knobs
+ * and counters 6.1 has: knob stores it lacks answer ENOENT, counters it lacks
+ * read 0); see sim_internal.h for the model.
  *
  * Errors: functions return 0 or a positive errno (EINVAL, EBUSY, ENOMEM,
  * EFAULT for an address that is not mapped), never print, never abort on bad
@@ -155,7 +157,8 @@ int sim_exit(struct sim *s, int mm);
 
 /* --- sysfs ------------------------------------------------------------- */
 
-/* Store a knob as the kernel would: 0, EINVAL or EBUSY (value already parsed). */
+/* Store a knob as the kernel would: 0, EINVAL or EBUSY (value already parsed);
+ * ENOENT for a knob the semantics' kernel does not have. */
 int sim_knob_store(struct sim *s, enum wl_knob knob, uint64_t value);
 /* Store the knob from text exactly as written to sysfs (for EINVAL cases). */
 int sim_knob_store_text(struct sim *s, enum wl_knob knob, const char *text);

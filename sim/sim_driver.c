@@ -27,6 +27,7 @@ struct stream {
 
 struct run {
 	const struct workload *wl;
+	enum wl_kernel kernel;   /* the semantics followed */
 	struct sim *s;
 	struct trace *trace;
 	int *mm_of;              /* workload process -> sim mm (-1: not yet born) */
@@ -333,7 +334,13 @@ static int store_global_knobs(struct run *r)
 		if (k == WL_KNOB_PAGES_TO_SCAN &&
 		    wl->knobs[WL_KNOB_ADVISOR_MODE] == WL_ADVISOR_SCAN_TIME)
 			continue; /* the advisor sets it */
+		/* as the backend: a default the kernel lacks is left alone */
+		if (!wl_kernel_has_knob(r->kernel, k) && !wl->knob_given[k])
+			continue;
 		err = sim_knob_store(r->s, k, wl->knobs[k]);
+		if (err == ENOENT)
+			return fail(r, "[global] %s: kernel %s has no such knob",
+				    wl_knob_info(k)->name, wl_kernel_name(r->kernel));
 		if (err)
 			return fail(r, "[global] %s: the store answered %s", wl_knob_info(k)->name,
 				    errno_name(err));
@@ -466,7 +473,7 @@ static unsigned nodes_needed(const struct workload *wl)
 	return n;
 }
 
-static struct trace *new_trace(const struct workload *wl)
+static struct trace *new_trace(const struct workload *wl, enum wl_kernel kernel)
 {
 	const char **names = calloc(wl->nprocs ? wl->nprocs : 1, sizeof(*names));
 	struct trace *t;
@@ -477,7 +484,7 @@ static struct trace *new_trace(const struct workload *wl)
 		names[i] = wl->procs[i].name;
 	t = trace_new("sim", wl->nprocs, names);
 	free(names);
-	if (t && trace_set_info(t, wl->path, wl_kernel_name(wl->kernel),
+	if (t && trace_set_info(t, wl->path, wl_kernel_name(kernel),
 				wl_detector_name(wl->detector), true) != 0) {
 		trace_free(t);
 		t = NULL;
@@ -495,7 +502,7 @@ static int alloc_run(struct run *r, const struct workload *wl)
 	r->writer_rng = calloc(nw, sizeof(*r->writer_rng));
 	r->event_rng = calloc(ne, sizeof(*r->event_rng));
 	r->stream = calloc(nw, sizeof(*r->stream));
-	r->trace = new_trace(wl);
+	r->trace = new_trace(wl, r->kernel);
 	if (!r->mm_of || !r->exited || !r->writer_rng || !r->event_rng || !r->stream || !r->trace)
 		return -1;
 	for (size_t i = 0; i < wl->nwriters; i++)
@@ -525,7 +532,7 @@ int sim_run_workload(const struct workload *wl, const struct sim_run_options *op
 
 	*out = NULL;
 	sim_config_default(&cfg);
-	cfg.kernel = wl->kernel;
+	cfg.kernel = r.kernel = opt && opt->override_kernel ? opt->kernel : wl->kernel;
 	cfg.detector = wl->detector;
 	cfg.thp_dirty = (enum sim_thp_dirty)wl->thp_dirty;
 	cfg.nr_nodes = opt && opt->nr_nodes ? opt->nr_nodes : nodes_needed(wl);

@@ -20,6 +20,10 @@ struct sim_run_options {
 	bool per_batch;             /* a trace row after every batch, too */
 	const struct sim_costs *costs; /* NULL: the defaults */
 	unsigned nr_nodes;          /* 0: as many as the workload's regions name */
+	/* follow @kernel's semantics instead of the workload's kernel key (compare
+	   follows the kernel that actually ran) */
+	bool override_kernel;
+	enum wl_kernel kernel;
 	/* called after every full scan (may be NULL) */
 	void (*progress)(void *arg, uint64_t scans, const struct sim *s);
 	void *progress_arg;

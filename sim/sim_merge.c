@@ -697,7 +697,7 @@ kept:
 		merge_into_stable(s, slot, frame, kframe);
 		return;
 	}
-	if (s->cfg.kernel == WL_KERNEL_6_10 && !ksm) {
+	if (s->cfg.kernel != WL_KERNEL_6_18 && !ksm) { /* 6.10 and 6.1: stable search first */
 		if (page_changed(s, slot, frame))
 			return;
 		if (merge_with_zero_page(s, slot, frame) == 0)

@@ -77,7 +77,8 @@ static int check_config(const struct sim_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "nr_nodes must be 1 to %u", SIM_MAX_NODES);
 		return -1;
 	}
-	if (cfg->kernel != WL_KERNEL_6_18 && cfg->kernel != WL_KERNEL_6_10) {
+	if (cfg->kernel != WL_KERNEL_6_18 && cfg->kernel != WL_KERNEL_6_10 &&
+	    cfg->kernel != WL_KERNEL_6_1) {
 		snprintf(err, errlen, "unknown kernel semantics");
 		return -1;
 	}
@@ -106,6 +107,9 @@ struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen)
 	s->cfg = *cfg;
 	for (int k = 0; k < WL_KNOB_COUNT; k++)
 		s->knobs.value[k] = wl_knob_info(k)->def;
+	/* a kernel without smart_scan never skips: as if it were off */
+	if (!wl_kernel_has_knob(cfg->kernel, WL_KNOB_SMART_SCAN))
+		s->knobs.value[WL_KNOB_SMART_SCAN] = 0;
 	s->knobs.run = 0;
 	s->scan.mm = SIM_NO_SLOT;
 	s->slot_first = s->slot_last = SIM_NO_SLOT;
@@ -395,6 +399,10 @@ void sim_counters(const struct sim *s, int64_t out[TRACE_COUNTER_COUNT])
 					    (int64_t)CONTENT_PAGE_SIZE -
 				    c->rmap_items * 64;
 	out[TRACE_PAGES_TO_SCAN] = (int64_t)s->knobs.value[WL_KNOB_PAGES_TO_SCAN];
+	/* what the kernel lacks reads 0, as the backend reads a missing file */
+	for (int i = 0; s->cfg.kernel != WL_KERNEL_6_18 && i < TRACE_COUNTER_COUNT; i++)
+		if (!wl_kernel_exports(s->cfg.kernel, trace_counter_name(i), NULL))
+			out[i] = 0;
 }
 
 void sim_process_stat(const struct sim *s, int mmid, struct trace_proc_stat *out)
@@ -413,6 +421,9 @@ void sim_process_stat(const struct sim *s, int mmid, struct trace_proc_stat *out
 					       mm->rmap_items * 64;
 	out->field[TRACE_KSM_MERGE_ANY] = mm->merge_any;
 	out->field[TRACE_KSM_MERGEABLE] = mm->mergeable_pages > 0;
+	for (int i = 0; s->cfg.kernel != WL_KERNEL_6_18 && i < TRACE_PROC_FIELD_COUNT; i++)
+		if (!wl_kernel_exports(s->cfg.kernel, trace_proc_field_name(i), NULL))
+			out->field[i] = 0;
 }
 
 void sim_work_get(const struct sim *s, struct sim_work *out)

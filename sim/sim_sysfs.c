@@ -42,6 +42,8 @@ int sim_knob_store(struct sim *s, enum wl_knob knob, uint64_t value)
 
 	if (!info)
 		return EINVAL;
+	if (!wl_kernel_has_knob(s->cfg.kernel, knob))
+		return ENOENT; /* no such file under /sys/kernel/mm/ksm */
 	if (value < info->min || value > info->max)
 		return knob == WL_KNOB_MAX_PAGE_SHARING && value > info->max ? ERANGE : EINVAL;
 	switch (knob) {

@@ -207,6 +207,8 @@ void sim_unshare_page(struct sim *s, uint32_t slot)
 		return;
 	if (!(p->pte & PTE_KSM_ZERO) && !(s->frame[p->frame].flags & FRAME_KSM))
 		return;
+	if ((p->pte & PTE_KSM_ZERO) && s->cfg.kernel == WL_KERNEL_6_1)
+		return; /* 6.1's break_ksm leaves zero pages mapped (6.6 unshares them) */
 	if (s->frame[p->frame].flags & FRAME_LARGE && !(p->pte & PTE_KSM_ZERO))
 		return; /* break_ksm only touches small folios */
 	copy_page(s, &s->area[ai], slot, false);
@@ -268,7 +270,7 @@ int sim_prctl_merge(struct sim *s, int mmid, bool on)
 {
 	struct sim_mm *mm = &s->mm[mmid];
 
-	if (mm->state != MM_ALIVE)
+	if (mm->state != MM_ALIVE || !wl_kernel_has_prctl_merge(s->cfg.kernel))
 		return EINVAL;
 	if (on == mm->merge_any)
 		return 0;
@@ -366,6 +368,11 @@ int sim_fork(struct sim *s, int parent)
 	cm = &s->mm[child];
 	cm->next_vpn = pm->next_vpn;
 	cm->mergeable_pages = pm->mergeable_pages;
+	/* 6.1 (before the fork counter fix) copies the parent's per-mm counts */
+	if (s->cfg.kernel == WL_KERNEL_6_1) {
+		cm->rmap_items = pm->rmap_items;
+		cm->merging_pages = pm->merging_pages;
+	}
 	/* the child keeps the copied zero-page markers, and they count */
 	cm->zero_pages = pm->zero_pages;
 	s->count.ksm_zero_pages += cm->zero_pages;

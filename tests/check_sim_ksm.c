@@ -3,7 +3,7 @@
  * KSM-SEMANTICS.md states them: the worked example (also page by page through
  * scan 2), stragglers, zero pages, smart scan's schedule, lazy counters after
  * COW, run = 2, merge_across_nodes = 0, EBUSY on knob stores, fork children,
- * the 6.10 and 6.18 orders, registration order, exit, munmap, chains.
+ * the 6.10 and 6.18 orders, 6.1's missing knobs and counters, registration order, exit, munmap, chains.
  * Each test drives the step API directly (sim.h).
  */
 #include <check.h>
@@ -561,6 +561,88 @@ START_TEST(kernel_6_10_merges_a_new_page_on_its_first_visit)
 }
 END_TEST
 
+START_TEST(kernel_6_1_searches_the_stable_tree_first_too)
+{
+	ck_assert_int_eq(visits_until_merged(WL_KERNEL_6_1), 1);
+}
+END_TEST
+
+/* 6.1 has no smart scan: a page that never merges is processed every scan */
+START_TEST(kernel_6_1_never_skips_and_lacks_the_newer_counters)
+{
+	struct sim *s = new_sim(WL_KERNEL_6_1, 1);
+	int mm = sim_process_new(s), area = sim_mmap(s, mm, 4, -1, false, 0);
+	struct trace_proc_stat st;
+
+	for (uint64_t p = 0; p < 4; p++)
+		sim_fill(s, area, p, 100 + p);
+	sim_madvise(s, area, 0, 4, true);
+	sim_run_store(s, 1);
+	for (int scan = 0; scan < 12; scan++)
+		ck_assert_uint_eq(full_scan(s), 4);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SKIPPED), 0);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SCANNED), 0); /* no such file in 6.1 */
+	ck_assert_int_eq(counter(s, TRACE_GENERAL_PROFIT), 0);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_UNSHARED), 4); /* all in the unstable tree */
+	ck_assert_int_eq(counter(s, TRACE_FULL_SCANS), 12);
+	sim_process_stat(s, mm, &st);
+	ck_assert_int_eq(st.field[TRACE_KSM_RMAP_ITEMS], 4);
+	ck_assert_int_eq(st.field[TRACE_KSM_PROCESS_PROFIT], 0);
+	ck_assert_int_eq(st.field[TRACE_KSM_MERGEABLE], 0);
+	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_SMART_SCAN, 1), ENOENT);
+	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_ADVISOR_MODE, WL_ADVISOR_SCAN_TIME), ENOENT);
+	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_USE_ZERO_PAGES, 1), 0);
+	ck_assert_int_eq(sim_prctl_merge(s, mm, true), EINVAL);
+	sim_free(s);
+}
+END_TEST
+
+/* 6.1 copies the parent's per-mm counts into a fork child (no fork counter fix) */
+START_TEST(kernel_6_1_fork_child_starts_with_the_parents_counts)
+{
+	for (int k = 0; k < 2; k++) {
+		struct sim *s = new_sim(k ? WL_KERNEL_6_1 : WL_KERNEL_6_18, 1);
+		int mm = sim_process_new(s), area = sim_mmap(s, mm, 8, -1, false, 0), child;
+
+		for (uint64_t p = 0; p < 8; p++)
+			sim_fill(s, area, p, 5);
+		sim_madvise(s, area, 0, 8, true);
+		sim_run_store(s, 1);
+		full_scan(s);
+		full_scan(s);
+		ck_assert_int_eq(proc_field(s, mm, TRACE_KSM_MERGING_PAGES), 8);
+		child = sim_fork(s, mm);
+		ck_assert_int_ge(child, 0);
+		ck_assert_int_eq(proc_field(s, child, TRACE_KSM_MERGING_PAGES), k ? 8 : 0);
+		ck_assert_int_eq(proc_field(s, child, TRACE_KSM_RMAP_ITEMS), k ? 8 : 0);
+		sim_free(s);
+	}
+}
+END_TEST
+
+/* 6.1's MADV_UNMERGEABLE unshares KSM pages but leaves zero pages mapped */
+START_TEST(kernel_6_1_unmerge_leaves_zero_pages)
+{
+	for (int k = 0; k < 2; k++) {
+		struct sim *s = new_sim(k ? WL_KERNEL_6_1 : WL_KERNEL_6_18, 1);
+		int mm = sim_process_new(s), area = sim_mmap(s, mm, 4, -1, false, 0);
+
+		for (uint64_t p = 0; p < 4; p++)
+			sim_fill(s, area, p, 0);
+		ck_assert_int_eq(sim_knob_store(s, WL_KNOB_USE_ZERO_PAGES, 1), 0);
+		sim_madvise(s, area, 0, 4, true);
+		sim_run_store(s, 1);
+		full_scan(s);
+		full_scan(s);
+		ck_assert_int_eq(sim_page_frame(s, area, 0), -1);
+		ck_assert_int_eq(counter(s, TRACE_KSM_ZERO_PAGES), k ? 0 : 4);
+		sim_madvise(s, area, 0, 4, false);
+		ck_assert_int_eq(sim_page_frame(s, area, 0) == -1, k == 1);
+		sim_free(s);
+	}
+}
+END_TEST
+
 /* --- THP ------------------------------------------------------------------------------ */
 
 START_TEST(thp_subpages_of_one_folio_merge_after_a_split)
@@ -630,6 +712,10 @@ static Suite *sim_ksm_suite(void)
 
 	tc = tcase_create("versions");
 	tcase_add_test(tc, kernel_6_10_merges_a_new_page_on_its_first_visit);
+	tcase_add_test(tc, kernel_6_1_searches_the_stable_tree_first_too);
+	tcase_add_test(tc, kernel_6_1_never_skips_and_lacks_the_newer_counters);
+	tcase_add_test(tc, kernel_6_1_fork_child_starts_with_the_parents_counts);
+	tcase_add_test(tc, kernel_6_1_unmerge_leaves_zero_pages);
 	tcase_add_test(tc, thp_subpages_of_one_folio_merge_after_a_split);
 	suite_add_tcase(s, tc);
 	return s;

@@ -685,7 +685,17 @@ static const struct bad_case bad_cases[] = {
 	{ "[global]\ntime = 10d\n",
 	  "t.wl:2: [global] time = 10d: expected a time such as 10s, 250ms, 2m" },
 	{ "[global]\ntime = 0s\n", "t.wl:2: [global] time = 0s: must be more than 0" },
-	{ "[global]\nscans = 3\nkernel = 5.4\n", "t.wl:3: [global] kernel = 5.4: expected 6.18 or 6.10" },
+	{ "[global]\nscans = 3\nkernel = 5.4\n",
+	  "t.wl:3: [global] kernel = 5.4: expected 6.18, 6.10 or 6.1" },
+	{ "[global]\nsmart_scan = 0\nscans = 3\nkernel = 6.1\n",
+	  "t.wl:2: [global] smart_scan: kernel 6.1 has no such knob (it came in 6.7)" },
+	{ "[global]\nscans = 3\nkernel = 6.1\nadvisor_mode = none\n",
+	  "t.wl:4: [global] advisor_mode: kernel 6.1 has no such knob (it came in 6.8)" },
+	{ "[global]\nscans = 3\nkernel = 6.1\n[region a]\npages = 1\nfill = zero\nmerge = prctl\n",
+	  "t.wl:7: [region a] merge = prctl: kernel 6.1 has no PR_SET_MEMORY_MERGE (it came in 6.4)" },
+	{ "[global]\nscans = 3\nkernel = 6.1\n[region a]\npages = 1\nfill = zero\n"
+	  "[event e]\nat = after-scan:1\naction = set\nset = smart_scan=0\n",
+	  "t.wl:10: [event e] set = smart_scan=0: kernel 6.1 has no such knob (it came in 6.7)" },
 	{ "[global]\nscans = 3\ndetector = magic\n",
 	  "t.wl:3: [global] detector = magic: expected checksum, dirty or hybrid" },
 	{ "[global]\nscans = 3\nmax_page_sharing = 1\n",
@@ -917,6 +927,57 @@ static const struct bad_case bad_cases[] = {
 	  "t.wl:16: [event b] child = k: a process of that name already exists" },
 };
 
+/* kernel = 6.1: only what 6.1 has, and the normalized form says no more */
+START_TEST(kernel_6_1_has_only_its_knobs)
+{
+	struct workload *wl = parse_ok("[global]\nkernel = 6.1\nscans = 2\nmerge_across_nodes = 0\n"
+				       "[region a]\npages = 4\nfill = same\nvalue = 7\nnode = 1\n");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_int_eq(wl->kernel, WL_KERNEL_6_1);
+	ck_assert(!wl_kernel_has_knob(WL_KERNEL_6_1, WL_KNOB_SMART_SCAN));
+	ck_assert(wl_kernel_has_knob(WL_KERNEL_6_1, WL_KNOB_MERGE_ACROSS_NODES));
+	ck_assert(wl_kernel_has_knob(WL_KERNEL_6_10, WL_KNOB_ADVISOR_MODE));
+	ck_assert(!wl_kernel_exports(WL_KERNEL_6_1, "pages_scanned", NULL));
+	ck_assert(!wl_kernel_exports(WL_KERNEL_6_10, "ksm_mergeable", NULL));
+	ck_assert(wl_kernel_exports(WL_KERNEL_6_18, "ksm_mergeable", NULL));
+	ck_assert(wl_kernel_exports(WL_KERNEL_6_1, "ksm_merging_pages", NULL));
+	ck_assert(!wl_kernel_has_prctl_merge(WL_KERNEL_6_1));
+	ck_assert_int_eq(wl_print(wl, f), 0);
+	fclose(f);
+	ck_assert_ptr_null(strstr(text, "smart_scan"));
+	ck_assert_ptr_null(strstr(text, "advisor"));
+	ck_assert_ptr_nonnull(strstr(text, "kernel = 6.1\n"));
+	free(text);
+	assert_round_trip(wl);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(kernel_semantics_from_a_release)
+{
+	enum wl_kernel k;
+	char why[200];
+
+	ck_assert_int_eq(wl_kernel_from_release("6.1.0-28-amd64", &k, why, sizeof(why)), 0);
+	ck_assert_int_eq(k, WL_KERNEL_6_1);
+	ck_assert_int_eq(wl_kernel_from_release("6.10.14", &k, why, sizeof(why)), 0);
+	ck_assert_int_eq(k, WL_KERNEL_6_10);
+	ck_assert_int_eq(wl_kernel_from_release("6.18.0-rc3+", &k, why, sizeof(why)), 0);
+	ck_assert_int_eq(k, WL_KERNEL_6_18);
+	ck_assert_int_eq(wl_kernel_from_release("6.11.0", &k, why, sizeof(why)), 0);
+	ck_assert_int_eq(k, WL_KERNEL_6_18);
+	ck_assert_int_eq(wl_kernel_from_release("7.0.1", &k, why, sizeof(why)), 0);
+	ck_assert_int_eq(k, WL_KERNEL_6_18);
+	ck_assert_int_eq(wl_kernel_from_release("6.6.58", &k, why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "the simulator has no semantics for Linux 6.6.58: it models 6.1, "
+			      "6.10, and 6.11 or later (as 6.18)");
+	ck_assert_int_eq(wl_kernel_from_release("linux", &k, why, sizeof(why)), -1);
+}
+END_TEST
+
 START_TEST(bad_input_is_rejected_exactly)
 {
 	const struct bad_case *c = &bad_cases[_i];
@@ -947,6 +1008,8 @@ static Suite *workload_suite(void)
 	tc = tcase_create("keys");
 	tcase_add_test(tc, global_keys);
 	tcase_add_test(tc, global_defaults_are_the_kernels);
+	tcase_add_test(tc, kernel_6_1_has_only_its_knobs);
+	tcase_add_test(tc, kernel_semantics_from_a_release);
 	tcase_add_test(tc, advisor_starts_from_min_pages);
 	tcase_add_test(tc, region_keys);
 	tcase_add_test(tc, writer_keys);

@@ -32,6 +32,9 @@ static void print_global(const struct workload *wl, FILE *out)
 		if (k == WL_KNOB_PAGES_TO_SCAN &&
 		    wl->knobs[WL_KNOB_ADVISOR_MODE] == WL_ADVISOR_SCAN_TIME)
 			continue;
+		/* A knob the kernel lacks cannot be stated (lint refuses it). */
+		if (!wl_kernel_has_knob(wl->kernel, k))
+			continue;
 		fprintf(out, "%s = %s\n", wl_knob_info(k)->name,
 			wl_knob_format(k, wl->knobs[k], buf, sizeof(buf)));
 	}

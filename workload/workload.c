@@ -443,7 +443,7 @@ static int key_time(const struct keyctx *k, uint64_t *ns)
 
 /* --- [global] --------------------------------------------------------- */
 
-static const char *const kernel_names[] = { "6.18", "6.10", NULL };
+static const char *const kernel_names[] = { "6.18", "6.10", "6.1", NULL };
 static const char *const detector_names[] = { "checksum", "dirty", "hybrid", NULL };
 static const char *const thp_dirty_names[] = { "all", "split", "checksum", NULL };
 
@@ -460,6 +460,81 @@ const char *wl_kernel_name(enum wl_kernel kernel)
 const char *wl_detector_name(enum wl_detector detector)
 {
 	return detector_names[detector];
+}
+
+/*
+ * What came after 6.1, by release (major * 100 + minor), for the names of
+ * knobs, counters and ksm_stat lines that older kernels lack. From the
+ * kernels' own sources; 6.1 was checked in a guest (ksmkit run --guest).
+ */
+static const struct since {
+	const char *name;
+	unsigned release;
+	const char *text; /* the release, as people write it */
+} since_table[] = {
+	{ "general_profit", 604, "6.4" },     { "ksm_process_profit", 604, "6.4" },
+	{ "pages_scanned", 606, "6.6" },      { "ksm_zero_pages", 606, "6.6" },
+	{ "smart_scan", 607, "6.7" },         { "pages_skipped", 607, "6.7" },
+	{ "advisor_mode", 608, "6.8" },       { "advisor_max_cpu", 608, "6.8" },
+	{ "advisor_min_pages_to_scan", 608, "6.8" }, { "advisor_max_pages_to_scan", 608, "6.8" },
+	{ "advisor_target_scan_time", 608, "6.8" },
+	{ "ksm_merge_any", 614, "6.14" },     { "ksm_mergeable", 614, "6.14" },
+};
+
+/* The release each semantics stands for, in since_table's units. */
+static unsigned kernel_release(enum wl_kernel kernel)
+{
+	switch (kernel) {
+	case WL_KERNEL_6_1: return 601;
+	case WL_KERNEL_6_10: return 610;
+	case WL_KERNEL_6_18: break;
+	}
+	return 618;
+}
+
+bool wl_kernel_exports(enum wl_kernel kernel, const char *name, const char **since)
+{
+	for (size_t i = 0; i < sizeof(since_table) / sizeof(since_table[0]); i++) {
+		if (strcmp(since_table[i].name, name) != 0)
+			continue;
+		if (since)
+			*since = since_table[i].text;
+		return kernel_release(kernel) >= since_table[i].release;
+	}
+	return true;
+}
+
+bool wl_kernel_has_knob(enum wl_kernel kernel, enum wl_knob knob)
+{
+	return wl_kernel_exports(kernel, wl_knob_info(knob)->name, NULL);
+}
+
+bool wl_kernel_has_prctl_merge(enum wl_kernel kernel)
+{
+	return kernel_release(kernel) >= 604;
+}
+
+int wl_kernel_from_release(const char *release, enum wl_kernel *kernel, char *why,
+			   size_t whylen)
+{
+	unsigned major, minor;
+
+	if (!release || sscanf(release, "%u.%u", &major, &minor) != 2) {
+		snprintf(why, whylen, "cannot read a kernel version in '%s'", release ? release : "");
+		return -1;
+	}
+	if (major > 6 || (major == 6 && minor >= 11))
+		*kernel = WL_KERNEL_6_18;
+	else if (major == 6 && minor == 10)
+		*kernel = WL_KERNEL_6_10;
+	else if (major == 6 && minor == 1)
+		*kernel = WL_KERNEL_6_1;
+	else {
+		snprintf(why, whylen, "the simulator has no semantics for Linux %s: it models 6.1, "
+			 "6.10, and 6.11 or later (as 6.18)", release);
+		return -1;
+	}
+	return 0;
 }
 
 static void set_default_knobs(struct workload *wl)
@@ -495,7 +570,7 @@ static int global_key(const struct keyctx *k, struct workload *wl, bool *have_sc
 		return wl->description ? 0 : -1;
 	}
 	if (strcmp(key, "kernel") == 0) {
-		if ((v = key_word(k, kernel_names, "6.18 or 6.10")) < 0)
+		if ((v = key_word(k, kernel_names, "6.18, 6.10 or 6.1")) < 0)
 			return -1;
 		wl->kernel = (enum wl_kernel)v;
 		return 0;
@@ -548,6 +623,17 @@ static int check_global(struct wl_ctx *ctx, const struct raw_section *sec, bool 
 	if (have_scans && have_time) {
 		wl_fail(ctx, find_key(sec, "time")->line,
 			"[global] has both scans and time: choose one stop condition");
+		return -1;
+	}
+	for (int knob = 0; knob < WL_KNOB_COUNT; knob++) {
+		const char *since;
+
+		if (!wl->knob_given[knob] ||
+		    wl_kernel_exports(wl->kernel, wl_knob_info(knob)->name, &since))
+			continue;
+		wl_fail(ctx, find_key(sec, wl_knob_info(knob)->name)->line,
+			"[global] %s: kernel %s has no such knob (it came in %s)",
+			wl_knob_info(knob)->name, wl_kernel_name(wl->kernel), since);
 		return -1;
 	}
 	if (wl->knobs[WL_KNOB_ADVISOR_MODE] == WL_ADVISOR_SCAN_TIME) {
@@ -754,6 +840,12 @@ static int region_key(const struct keyctx *k, struct wl_region *reg, const char 
 		if ((v = key_word(k, merge_names, "madvise, prctl or none")) < 0)
 			return -1;
 		reg->merge = (enum wl_merge)v;
+		if (reg->merge == WL_MERGE_PRCTL && !wl_kernel_has_prctl_merge(k->ctx->wl->kernel)) {
+			snprintf(why, sizeof(why), "kernel %s has no PR_SET_MEMORY_MERGE (it came "
+				 "in 6.4)", wl_kernel_name(k->ctx->wl->kernel));
+			key_fail(k, why);
+			return -1;
+		}
 	} else if (strcmp(key, "dirty_tracking") == 0) {
 		if ((v = key_word(k, yes_no, "yes or no")) < 0)
 			return -1;
@@ -1151,6 +1243,15 @@ static int event_set(struct wl_ctx *ctx, const struct raw_section *sec, struct w
 	}
 	if ((knob = wl_knob_lookup(name)) < 0) {
 		key_fail(&k, "no such KSM knob");
+		return -1;
+	}
+	if (!wl_kernel_has_knob(ctx->wl->kernel, (enum wl_knob)knob)) {
+		const char *since;
+
+		wl_kernel_exports(ctx->wl->kernel, name, &since);
+		snprintf(why, sizeof(why), "kernel %s has no such knob (it came in %s)",
+			 wl_kernel_name(ctx->wl->kernel), since);
+		key_fail(&k, why);
 		return -1;
 	}
 	if (strlen(eq + 1) >= sizeof(text)) {

@@ -40,8 +40,11 @@
 
 /* Which kernel's KSM semantics the simulator follows. */
 enum wl_kernel {
-	WL_KERNEL_6_18, /* checksum before stable search; the default */
+	WL_KERNEL_6_18, /* checksum before stable search; the default (6.11 and later) */
 	WL_KERNEL_6_10, /* stable search before the checksum */
+	WL_KERNEL_6_1,  /* as 6.10, with only what 6.1 has: no smart_scan, advisor,
+			   pages_scanned, pages_skipped, ksm_zero_pages, general_profit,
+			   ksm_process_profit or PR_SET_MEMORY_MERGE */
 };
 
 /* How the simulator decides a page is volatile. */
@@ -303,6 +306,26 @@ int wl_print(const struct workload *wl, FILE *out);
 bool wl_equal(const struct workload *a, const struct workload *b);
 
 const char *wl_kernel_name(enum wl_kernel kernel);
+
+/*
+ * Whether @kernel has the file or field called @name: a knob or counter under
+ * /sys/kernel/mm/ksm, or a line of /proc/PID/ksm_stat (ksm_merging_pages
+ * counts as present in every kernel: older ones print it in its own file).
+ * Names this table does not know exist everywhere. When @since is not NULL it
+ * gets the release that added @name ("6.7").
+ */
+bool wl_kernel_exports(enum wl_kernel kernel, const char *name, const char **since);
+bool wl_kernel_has_knob(enum wl_kernel kernel, enum wl_knob knob);
+/* Whether @kernel has prctl(PR_SET_MEMORY_MERGE) (6.4 and later). */
+bool wl_kernel_has_prctl_merge(enum wl_kernel kernel);
+
+/*
+ * The semantics that model the kernel whose `uname -r` is @release
+ * ("6.1.0-28-amd64", "6.18.2"): 6.1.x, 6.10.x, and 6.11 or later (as 6.18).
+ * Returns 0, or -1 with a reason in @why for a release no semantics models.
+ */
+int wl_kernel_from_release(const char *release, enum wl_kernel *kernel, char *why,
+			   size_t whylen);
 const char *wl_detector_name(enum wl_detector detector);
 const char *wl_thp_dirty_name(enum wl_thp_dirty policy);
 const char *wl_action_name(enum wl_action action);

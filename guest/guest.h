@@ -1,0 +1,102 @@
+/*
+ * guest.h - ksmkit's guest backend: run workloads on the KSM of a second
+ * kernel, inside a small qemu guest with as many NUMA nodes as asked for.
+ *
+ * This machine has one NUMA node, so the kernel's per-node trees
+ * (merge_across_nodes = 0) cannot be exercised on it. A guest can: qemu
+ * (TCG, the emulator; no KVM) boots Debian's kernel directly (an
+ * uncompressed vmlinux, PVH entry) with one RAM backend and one -numa node
+ * per node, and an initramfs of busybox and ksmkit-guest, a statically
+ * linked program running the ordinary backend (backend.h). The host packs
+ * the workloads into a second archive appended to that initramfs, and reads
+ * every result back from the guest's second serial port. One boot runs any
+ * number of workloads, one after the other.
+ *
+ * The guest is invisible to the host's KSM: qemu is started with
+ * mem-merge=off on the machine and merge=off on every RAM backend, and
+ * kg_run() checks that qemu's memory carries no mergeable flag on the host
+ * (and stops the guest if it ever does). Every run is bounded by a
+ * wall-clock timeout, after which the guest is killed with a clear error.
+ *
+ * Times measured in a guest are emulation times: traces from here have
+ * source "guest", and nothing reports a scan speed from them.
+ *
+ * The assets (the kernel, the base initramfs) come from a directory that
+ * guest/prepare fills (`make guest`); without them, or without qemu, kg_run()
+ * answers KB_SKIPPED with the reason. Nothing here prints.
+ */
+#ifndef KSMKIT_GUEST_H
+#define KSMKIT_GUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "workload.h"
+
+/* Most NUMA nodes a guest may have. */
+#define KG_MAX_NODES 8
+
+struct kg_options {
+	unsigned nodes;        /* NUMA nodes, 1 to KG_MAX_NODES */
+	uint64_t node_mem;     /* bytes of RAM per node; 0: enough for the workloads */
+	uint64_t timeout_ns;   /* the whole guest, wall clock; 0: 60 s to boot and
+				  stop, plus every workload's own timeout */
+	const char *dir;       /* prepared assets; NULL: kg_default_dir() */
+	const char *qemu;      /* the qemu binary; NULL: qemu-system-x86_64 on PATH */
+	bool pages;            /* capture the page partition after every scan */
+	bool per_batch;        /* rows after every batch too (needs pages_scanned) */
+	bool keep;             /* keep the temporary directory (console log) */
+	kb_note_fn note;       /* notes from the host side and the guest; may be NULL */
+	void *note_arg;
+};
+
+/* One workload's outcome, as kb_run() gives it on a host. */
+struct kg_run {
+	int status;            /* KB_*: the backend's status inside the guest */
+	char message[2048];    /* with status != KB_OK */
+	struct kb_result result; /* trace (source "guest"), page captures */
+};
+
+struct kg_session {
+	char release[128];     /* the guest kernel's uname -r */
+	char nodes[64];        /* its NUMA nodes with memory ("0-3") */
+	uint64_t wall_ns;      /* qemu's whole life, boot included */
+	char workdir[256];     /* the temporary directory, when kept */
+	size_t nruns;
+	struct kg_run *run;    /* one per workload, in order */
+};
+
+/* Defaults: 1 node, sizes and timeout computed, no captures. */
+void kg_options_init(struct kg_options *opt);
+
+/*
+ * The assets directory used when kg_options.dir is NULL: $KSMKIT_GUEST_DIR,
+ * else @fallback (the build tree's guest/ for ksmkit itself).
+ */
+const char *kg_default_dir(const char *fallback);
+
+/*
+ * Boot one guest and run @n workloads in it, in order. Returns KB_OK when
+ * the guest ran them all (each run has its own status: a refused or failed
+ * workload does not stop the others), KB_SKIPPED when this machine cannot
+ * run a guest (no qemu, no prepared kernel; @msg says which and how to get
+ * it), KB_BAD_INPUT for impossible options or a workload that needs more
+ * NUMA nodes than asked for, KB_FAILED when the guest could not start, died,
+ * timed out or was seen mergeable on the host. @out is always initialized
+ * and owned by the caller afterwards (kg_session_free); after a failure it
+ * holds whatever the guest reported before it stopped.
+ */
+int kg_run(const struct workload *const *wls, size_t n, const struct kg_options *opt,
+	   struct kg_session *out, char *msg, size_t len);
+
+void kg_session_free(struct kg_session *s);
+
+/*
+ * Parse "nodes=N[,mem=SIZE][,timeout=TIME]" (the --guest argument) into
+ * @opt. 0, or -1 with the reason in @why.
+ */
+int kg_parse_spec(const char *spec, struct kg_options *opt, char *why, size_t whylen);
+
+#endif
