@@ -6,6 +6,7 @@
 #include "config.h"
 #include "cli.h"
 #include "cli_engines.h"
+#include "guest.h"
 #include "sweep.h"
 
 #include <errno.h>
@@ -30,7 +31,7 @@ struct sweep_args {
 	long print_workload;    /* --print-workload I, or -1 */
 	long series;            /* with --print-workload */
 	double scale;
-	bool sim_only, force, quiet, emit_jobs, list;
+	bool sim_only, no_guest, force, quiet, emit_jobs, list;
 	char **collect;         /* --collect FILE...: the remaining arguments */
 	int ncollect;
 };
@@ -59,6 +60,7 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
 		{ "runs", required_argument, NULL, 'r' },
 		{ "point", required_argument, NULL, 'p' },
 		{ "sim-only", no_argument, NULL, 'S' },
+		{ "no-guest", no_argument, NULL, 'G' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "costs", required_argument, NULL, 'C' },
 		{ "scale", required_argument, NULL, 's' },
@@ -102,6 +104,7 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
 				return -1;
 			break;
 		case 'S': a->sim_only = true; break;
+		case 'G': a->no_guest = true; break;
 		case 'f': a->force = true; break;
 		case 'C': a->costs_path = optarg; break;
 		case 's': {
@@ -195,6 +198,8 @@ static int make_env(const struct sweep_args *a, struct sweep_env *env, struct si
 		env->costs = costs;
 	}
 	env->kernel = !a->sim_only && kernel_usable(why, sizeof(why));
+	if (!a->sim_only && !a->no_guest)
+		env->guest_dir = kg_default_dir(GUEST_BUILD_DIR);
 	if (!a->sim_only && !env->kernel && !a->quiet && a->print_workload < 0 && !a->emit_jobs)
 		cli_error("sweep: the kernel's series are left out: %s (--sim-only says so "
 			  "quietly)", why);
@@ -293,6 +298,8 @@ static void emit_jobs(const struct sweep_args *a, const struct sweep_def *d)
 			printf(" --scale %s", scale);
 		if (a->sim_only)
 			fputs(" --sim-only", stdout);
+		if (a->no_guest)
+			fputs(" --no-guest", stdout);
 		if (a->force)
 			fputs(" --force", stdout);
 		if (a->costs_path) {

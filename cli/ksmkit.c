@@ -238,6 +238,8 @@ static const char sweep_usage[] =
 	"  -o DIR             where the results go\n"
 	"  --runs N           repetitions per point (1 to 1000; quote only medians of 5+)\n"
 	"  --sim-only         the simulator's series only\n"
+	"  --no-guest         numa: no qemu guest series (a prepared guest, make guest,\n"
+	"                     runs the kernel with 1, 2 and 4 NUMA nodes; counters only)\n"
 	"  --force            run the kernel although others use KSM\n"
 	"  --costs FILE       the simulator's costs (ksmkit calibrate)\n"
 	"  --scale F          multiply region sizes by F (0.01 to 100)\n"

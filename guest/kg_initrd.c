@@ -126,7 +126,7 @@ static char *slurp(const char *path, size_t *size)
 /*
  * The workload's text as the guest will parse it: the file as the user
  * wrote it when it still says the same (so FILE:LINE in the guest's
- * messages points into it), else the normalized form.
+ * messages points into it), else the normalized form with the knobs it gave.
  */
 static char *workload_text(const struct workload *wl)
 {
@@ -146,7 +146,9 @@ static char *workload_text(const struct workload *wl)
 	f = open_memstream(&text, &size);
 	if (!f)
 		return NULL;
-	if (wl_print(wl, f) != 0 || fclose(f) != 0) {
+	/* only the knobs it gave: an older kernel refuses a knob it lacks only
+	 * when the workload asked for it */
+	if (wl_print_given(wl, f) != 0 || fclose(f) != 0) {
 		free(text);
 		return NULL;
 	}

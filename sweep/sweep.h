@@ -36,7 +36,9 @@
 #define SWEEP_NAME_MAX 64
 #define SWEEP_RATIO_PREFIX "ratio: "
 
-enum sweep_engine { SWEEP_SIM, SWEEP_KERNEL };
+/* Where a series runs: the simulator, this kernel, or a qemu NUMA guest's
+ * kernel (counters only: a guest's times are emulation times). */
+enum sweep_engine { SWEEP_SIM, SWEEP_KERNEL, SWEEP_GUEST };
 
 struct sweep_series {
 	const char *name;          /* legend text: "kernel", "sim checksum" */
@@ -55,6 +57,8 @@ struct sweep_env {
 	const struct sim_costs *costs;  /* NULL: the simulator's defaults */
 	double scale;                   /* sizes multiplied by this (default 1) */
 	const char *workloads_dir;      /* predict: the shipped workloads */
+	const char *guest_dir;          /* a prepared guest (guest.h), or NULL: no
+					   guest series */
 };
 
 struct sweep_def;

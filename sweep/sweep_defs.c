@@ -18,7 +18,9 @@
  *   cow       ksm_tests -C: time of a write to merged pages and to pages
  *             never merged;
  *   numa      pages_shared with merge_across_nodes 1 and 0 against the
- *             number of NUMA nodes the equal pages are spread over;
+ *             number of NUMA nodes the equal pages are spread over: the
+ *             simulator, this kernel (where it has the nodes) and the
+ *             kernel of a qemu guest with that many nodes (guest.h);
  *   predict   the simulator's scan speed against the kernel's on every
  *             validation workload (the shipped ones; calibration uses its
  *             own, calib/calib.c).
@@ -37,6 +39,7 @@
 
 #include "backend.h"
 #include "compare.h"
+#include "guest.h"
 #include "sim_driver.h"
 #include "trace.h"
 #include "workload.h"
@@ -553,9 +556,12 @@ static const struct sweep_series numa_series[] = {
 	{ "sim mac=0", SWEEP_SIM },
 	{ "kernel mac=1", SWEEP_KERNEL },
 	{ "kernel mac=0", SWEEP_KERNEL },
+	{ "guest mac=1", SWEEP_GUEST },
+	{ "guest mac=0", SWEEP_GUEST },
 };
 
-static const struct sweep_ratio numa_ratios[] = { { 1, 0 }, { 2, 0 }, { 3, 1 } };
+static const struct sweep_ratio numa_ratios[] = { { 1, 0 }, { 2, 0 }, { 3, 1 },
+						  { 4, 0 }, { 5, 1 } };
 
 static int numa_text(const struct sweep_def *d, size_t point, size_t series,
 		     const struct sweep_env *env, struct sweep_text *t, char *name,
@@ -589,6 +595,41 @@ static double last_counter(const struct trace *t, enum trace_counter c)
 	return NAN;
 }
 
+/* Both guest series at once: one boot with as many nodes as the point. */
+static int numa_guest(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+		      const bool *want, double *y, char *err, size_t errlen)
+{
+	struct workload *wl[2] = { NULL, NULL };
+	struct kg_options opt;
+	struct kg_session ses;
+	char msg[512];
+	int rc = -1, status;
+
+	if (!env->guest_dir || !(want[4] || want[5]))
+		return 0;
+	if (load(d, point, 4, env, &wl[0], err, errlen) != 0 ||
+	    load(d, point, 5, env, &wl[1], err, errlen) != 0)
+		goto out;
+	kg_options_init(&opt);
+	opt.nodes = (unsigned)d->x[point];
+	opt.dir = env->guest_dir;
+	status = kg_run((const struct workload *const *)wl, 2, &opt, &ses, msg, sizeof(msg));
+	if (status == KB_OK)
+		for (size_t i = 0; i < 2 && i < ses.nruns; i++)
+			if (ses.run[i].status == KB_OK)
+				y[4 + i] = last_counter(ses.run[i].result.trace, TRACE_PAGES_SHARED);
+	kg_session_free(&ses);
+	if (status != KB_OK && status != KB_SKIPPED) {
+		fail(err, errlen, "numa: guest with %u nodes: %s", opt.nodes, msg);
+		goto out;
+	}
+	rc = 0;
+out:
+	wl_free(wl[0]);
+	wl_free(wl[1]);
+	return rc;
+}
+
 static int numa_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
 		    const bool *want, double *y, char *err, size_t errlen)
 {
@@ -598,7 +639,8 @@ static int numa_run(const struct sweep_def *d, size_t point, const struct sweep_
 		struct kb_result res;
 		int rc = 0, k;
 
-		if (!want[s] || (d->series[s].engine == SWEEP_KERNEL && !env->kernel))
+		if (!want[s] || d->series[s].engine == SWEEP_GUEST ||
+		    (d->series[s].engine == SWEEP_KERNEL && !env->kernel))
 			continue;
 		if (load(d, point, s, env, &wl, err, errlen) != 0)
 			return -1;
@@ -619,7 +661,7 @@ static int numa_run(const struct sweep_def *d, size_t point, const struct sweep_
 		if (rc)
 			return -1;
 	}
-	return 0;
+	return numa_guest(d, point, env, want, y, err, errlen);
 }
 
 /* --- predict: the simulator's scan speed on the validation workloads ---------------- */

@@ -235,6 +235,32 @@ START_TEST(global_defaults_are_the_kernels)
 }
 END_TEST
 
+/* wl_print_given: only the knobs the file gave, and it parses back equal. */
+START_TEST(print_given_keeps_only_given_knobs)
+{
+	struct workload *wl = parse_ok("[global]\nscans = 2\nmax_page_sharing = 16\n"
+				       "[region a]\npages = 4\nfill = same\nvalue = 1\n");
+	struct workload *again;
+	struct wl_error err;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_int_eq(wl_print_given(wl, f), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(text, "max_page_sharing = 16\n"));
+	ck_assert_ptr_null(strstr(text, "smart_scan"));
+	ck_assert_ptr_null(strstr(text, "pages_to_scan"));
+	ck_assert_int_eq(wl_parse_buffer(text, len, "again.wl", &again, &err), 0);
+	ck_assert(wl_equal(wl, again));
+	ck_assert(again->knob_given[WL_KNOB_MAX_PAGE_SHARING]);
+	ck_assert(!again->knob_given[WL_KNOB_SMART_SCAN]);
+	wl_free(again);
+	wl_free(wl);
+	free(text);
+}
+END_TEST
+
 START_TEST(advisor_starts_from_min_pages)
 {
 	struct workload *wl = parse_ok("[global]\ntime = 2m\nadvisor_mode = scan-time\n"
@@ -1008,6 +1034,7 @@ static Suite *workload_suite(void)
 	tc = tcase_create("keys");
 	tcase_add_test(tc, global_keys);
 	tcase_add_test(tc, global_defaults_are_the_kernels);
+	tcase_add_test(tc, print_given_keeps_only_given_knobs);
 	tcase_add_test(tc, kernel_6_1_has_only_its_knobs);
 	tcase_add_test(tc, kernel_semantics_from_a_release);
 	tcase_add_test(tc, advisor_starts_from_min_pages);

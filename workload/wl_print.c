@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-static void print_global(const struct workload *wl, FILE *out)
+static void print_global(const struct workload *wl, bool only_given, FILE *out)
 {
 	char buf[64];
 
@@ -33,7 +33,7 @@ static void print_global(const struct workload *wl, FILE *out)
 		    wl->knobs[WL_KNOB_ADVISOR_MODE] == WL_ADVISOR_SCAN_TIME)
 			continue;
 		/* A knob the kernel lacks cannot be stated (lint refuses it). */
-		if (!wl_kernel_has_knob(wl->kernel, k))
+		if (!wl_kernel_has_knob(wl->kernel, k) || (only_given && !wl->knob_given[k]))
 			continue;
 		fprintf(out, "%s = %s\n", wl_knob_info(k)->name,
 			wl_knob_format(k, wl->knobs[k], buf, sizeof(buf)));
@@ -129,12 +129,12 @@ static void print_event(const struct workload *wl, const struct wl_event *ev, FI
 	}
 }
 
-int wl_print(const struct workload *wl, FILE *out)
+static int print_workload(const struct workload *wl, bool only_given, FILE *out)
 {
 	size_t wi = 0, ei = 0;
 
 	fprintf(out, "; normalized by ksmkit lint from %s\n", wl->path);
-	print_global(wl, out);
+	print_global(wl, only_given, out);
 	for (size_t i = 0; i < wl->nregions; i++)
 		print_region(wl, &wl->regions[i], out);
 	while (wi < wl->nwriters || ei < wl->nevents) {
@@ -145,6 +145,16 @@ int wl_print(const struct workload *wl, FILE *out)
 			print_writer(wl, &wl->writers[wi++], out);
 	}
 	return ferror(out) ? -1 : 0;
+}
+
+int wl_print(const struct workload *wl, FILE *out)
+{
+	return print_workload(wl, false, out);
+}
+
+int wl_print_given(const struct workload *wl, FILE *out)
+{
+	return print_workload(wl, true, out);
 }
 
 /* --- equality ----------------------------------------------------------- */

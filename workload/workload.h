@@ -300,6 +300,12 @@ void wl_free(struct workload *wl);
 
 /* Print the normalized workload: every key explicit, canonical forms. */
 int wl_print(const struct workload *wl, FILE *out);
+/*
+ * The same, but with only the knobs the workload gave: knobs left out keep
+ * their defaults, and a kernel that lacks a knob can tell a knob the
+ * workload wants (given) from one it merely inherits. Parses back equal.
+ */
+int wl_print_given(const struct workload *wl, FILE *out);
 
 /* Whether two workloads mean the same run (names, lines and path ignored
  * where they do not change meaning: section names do count). */
