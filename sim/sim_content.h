@@ -11,10 +11,17 @@
  * by a hash of their bytes that does not depend on how they were reached.
  *
  * The store answers what KSM asks of page bytes without materializing them:
- * memcmp order (sim_content_cmp), the kernel's checksum (cached per content),
- * and the result of a write. It is a value inside struct sim (cloned, freed,
- * hashed with it). Patched contents are reference-counted by the frames that
- * hold them. Fresh values (content_fresh_value) must stay below 2^62 counts.
+ * memcmp order (sim_content_cmp), the kernel's checksum, and the result of a
+ * write. It is a value inside struct sim (cloned, freed, hashed with it).
+ * Patched contents are reference-counted by the frames that hold them. Fresh
+ * values (content_fresh_value) must stay below 2^62 counts.
+ *
+ * Size matters (one entry per patched page of a large host): an entry is 32
+ * bytes. A write changes at most 8 contiguous bytes, so most patched contents
+ * fit an 8-byte window kept inside the entry; only contents whose differing
+ * bytes span more than 8 bytes spill into an allocated array. Neither the
+ * checksum (the frames cache it) nor the upper half of the byte hash
+ * (recomputed on demand) is stored.
  */
 #ifndef KSMKIT_SIM_CONTENT_H
 #define KSMKIT_SIM_CONTENT_H
@@ -31,15 +38,22 @@ struct sim_patch_byte {
 	uint8_t byte;
 };
 
+/* Bytes of the inline window; a content spills when its patches span more. */
+#define SIM_PATCH_WINDOW 8u
+/* sim_patched.start of a content whose patches are in an allocated array. */
+#define SIM_PATCH_SPILLED UINT16_MAX
+
 struct sim_patched {
 	uint64_t base;              /* the value whose word fills unpatched bytes */
-	uint64_t bytes_hash;        /* representation-independent hash of the bytes */
-	struct sim_patch_byte *patch; /* sorted by offset; bytes differing from base */
-	uint32_t npatch;
+	union {
+		uint64_t window;    /* inline: the page's 8 bytes at start (little-endian) */
+		struct sim_patch_byte *patch; /* spilled: sorted by offset */
+	};
 	uint32_t refs;              /* frames holding it; 0 = free slot */
-	uint32_t checksum;
-	bool checksum_valid;
 	uint32_t hash_next;         /* next entry in the same hash bucket, 0 = end */
+	uint32_t hash_lo;           /* low 32 bits of the byte hash (bucket, filter) */
+	uint16_t npatch;            /* bytes differing from base; 0 only in a free slot */
+	uint16_t start;             /* inline: the window's offset; or SIM_PATCH_SPILLED */
 };
 
 struct sim_content_store {
@@ -60,6 +74,21 @@ static inline bool sim_content_is_patched(uint64_t token)
 {
 	return token >= SIM_TOKEN_PATCHED;
 }
+
+/* Does the entry keep its patches in an allocated array (e->patch)? */
+static inline bool sim_patched_spilled(const struct sim_patched *e)
+{
+	return e->start == SIM_PATCH_SPILLED;
+}
+
+/*
+ * The content as base value + sorted differing bytes: returns how many, sets
+ * *base and *patch. *patch points into the store (valid until it changes) or
+ * into @buf (an inline window, decoded). A plain token has no patches.
+ */
+uint32_t sim_content_patches(const struct sim_content_store *cs, uint64_t token, uint64_t *base,
+			     struct sim_patch_byte buf[SIM_PATCH_WINDOW],
+			     const struct sim_patch_byte **patch);
 
 /* A frame starts or stops holding @token (patched contents are counted). */
 void sim_content_ref(struct sim_content_store *cs, uint64_t token);
@@ -89,7 +118,7 @@ static inline uint32_t sim_plain_cmp_bytes(uint64_t a, uint64_t b)
 /* The checksums of two plain contents (tokens below SIM_TOKEN_PATCHED). */
 void sim_plain_checksums(uint64_t a, uint64_t b, uint32_t *ca, uint32_t *cb);
 
-/* The kernel's checksum of the content (cached). */
+/* The kernel's checksum of the content (computed: callers cache it). */
 uint32_t sim_content_checksum(struct sim_content_store *cs, uint64_t token);
 
 /* Byte @offset of the content. */
