@@ -87,15 +87,30 @@ enum sim_frame_flag {
 	FRAME_CSUM_VALID = 1 << 2,  /* checksum caches the content's checksum */
 };
 
+/*
+ * 20 bytes (4-byte aligned), one per simulated page: the stable node and the
+ * checksum cache share a word, because only a page that is not KSM has its
+ * checksum taken and only a KSM page has a stable node (a page that becomes
+ * KSM stays KSM until it is freed).
+ */
 struct sim_frame {
 	uint64_t content;     /* token; meaningless when free */
 	uint32_t mapcount;    /* PTEs mapping it; 0 = free */
-	uint32_t stable_node; /* the stable node that owns this KSM page, or 0 */
-	uint32_t checksum;    /* cached, see FRAME_CSUM_VALID */
+	union {
+		uint32_t stable_node; /* KSM page: the stable node that owns it, or 0;
+				       * free: the next free frame */
+		uint32_t checksum;    /* any other page: cached, see FRAME_CSUM_VALID */
+	};
 	uint16_t node;        /* NUMA node */
 	uint8_t flags;
 	uint8_t pmd_seen;     /* THP head, dirty detector: scan marker (volatility_dirty.c) */
-};
+} __attribute__((packed, aligned(4)));
+
+/* The frame's stable node as state: 0 for a page that is not KSM. */
+static inline uint32_t sim_frame_stable_node(const struct sim_frame *f)
+{
+	return !f->mapcount || (f->flags & FRAME_KSM) ? f->stable_node : 0;
+}
 
 /* --- rmap_items (in struct sim_page) ---------------------------------------- */
 

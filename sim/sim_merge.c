@@ -544,7 +544,9 @@ static int merge_one_page(struct sim *s, uint32_t slot, uint32_t frame, uint32_t
 	p->pte &= (uint8_t)~(PTE_WRITE | PTE_DIRTY); /* dirty moves to the folio */
 wrprotected:
 	if (kpage == KPAGE_NONE) {
+		/* the checksum cache's word becomes the stable node's */
 		s->frame[frame].flags |= FRAME_KSM;
+		s->frame[frame].flags &= (uint8_t)~FRAME_CSUM_VALID;
 		s->frame[frame].stable_node = 0;
 		return 0;
 	}

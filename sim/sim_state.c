@@ -572,7 +572,7 @@ static void image_frames_and_nodes(struct image *im, const struct sim *s)
 		const struct sim_frame *f = &s->frame[i];
 
 		PUT(im, f->mapcount);
-		PUT(im, f->stable_node); /* the free-list link when free */
+		PUT(im, sim_frame_stable_node(f)); /* the free-list link when free */
 		if (!f->mapcount)
 			continue;
 		PUT(im, sim_content_bytes_hash(&s->content, f->content));
@@ -1131,7 +1131,7 @@ static void fp_frames_and_nodes(struct fingerprint *f, const struct sim *s)
 		const struct sim_frame *fr = &s->frame[i];
 		bool patched;
 
-		fp_put(f, pack32(fr->mapcount, fr->stable_node));
+		fp_put(f, pack32(fr->mapcount, sim_frame_stable_node(fr)));
 		if (!fr->mapcount)
 			continue;
 		/* uniform pages are always plain tokens: the token names the bytes */

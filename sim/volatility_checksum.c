@@ -7,6 +7,8 @@
  */
 #include "sim_detector.h"
 
+#include <assert.h>
+
 /*
  * Fill the frame's checksum cache. A plain page's checksum is computed
  * together with the next page's (usually scanned next), which halves the
@@ -20,7 +22,9 @@ static void compute_checksum(struct sim *s, uint32_t slot, uint32_t frame)
 	if (slot + 1 < s->nslots &&
 	    (s->page[slot + 1].pte & (PTE_PRESENT | PTE_KSM_ZERO)) == PTE_PRESENT) {
 		g = &s->frame[s->page[slot + 1].frame];
-		if ((g->flags & FRAME_CSUM_VALID) || sim_content_is_patched(g->content) || g == f)
+		/* a KSM page's checksum word holds its stable node */
+		if ((g->flags & (FRAME_CSUM_VALID | FRAME_KSM)) ||
+		    sim_content_is_patched(g->content) || g == f)
 			g = NULL;
 	}
 	if (sim_content_is_patched(f->content)) {
@@ -36,6 +40,7 @@ static void compute_checksum(struct sim *s, uint32_t slot, uint32_t frame)
 
 uint32_t sim_frame_checksum(struct sim *s, uint32_t slot, uint32_t frame)
 {
+	assert(!(s->frame[frame].flags & FRAME_KSM)); /* KSM pages have no checksum cache */
 	if (!(s->frame[frame].flags & FRAME_CSUM_VALID))
 		compute_checksum(s, slot, frame);
 	return s->frame[frame].checksum;
