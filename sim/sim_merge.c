@@ -494,7 +494,7 @@ static uint32_t unstable_search_insert(struct sim *s, uint32_t slot, uint32_t fr
 	r = &s->page[slot];
 	r->rflags |= RMAP_UNSTABLE;
 	r->seqnr = (uint8_t)s->scan.seqnr;
-	r->nid = (uint16_t)nid;
+	r->nid = (uint8_t)nid;
 	rb_insert(&l, &s->unstable_root[nid], slot, parent, left);
 	s->count.pages_unshared++;
 	return 0;

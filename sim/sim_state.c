@@ -554,7 +554,7 @@ static void image_slots(struct image *im, const struct sim *s)
 		PUT(im, r->skips);
 		if (r->rflags & RMAP_UNSTABLE) {
 			PUT(im, r->seqnr);
-			PUT(im, r->nid);
+			PUT(im, (uint16_t)r->nid);
 			image_links(im, &r->rb);
 		} else if (r->rflags & RMAP_STABLE) {
 			PUT(im, r->st.head);
