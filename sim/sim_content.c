@@ -13,7 +13,8 @@
  * same whatever base the bytes were described against, with an exact byte
  * comparison to settle collisions. The checksum of a plain page is computed
  * by running xxh64's lanes over the repeated word directly (equal to libxxhash
- * on the real bytes; tested); a patched page's is computed on its real bytes.
+ * on the real bytes; tested), four pages at once in AVX-512 registers when the
+ * CPU has them; a patched page's is computed on its real bytes.
  * Neither is cached here: frames cache their checksum.
  */
 #include "sim_content.h"
@@ -135,6 +136,60 @@ void sim_plain_checksums(uint64_t a, uint64_t b, uint32_t *ca, uint32_t *cb)
 	}
 	*ca = (uint32_t)xxh_finish(a1, a2, a3, a4);
 	*cb = (uint32_t)xxh_finish(b1, b2, b3, b4);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_XXH_AVX512 1
+
+/*
+ * The same lanes for four pages in two 512-bit registers (vpmullq is
+ * AVX-512DQ): eight chains of multiplies in flight instead of the scalar
+ * path's multiplier-bound two pages at a time, about four times faster.
+ * The arithmetic is the same, modulo 2^64, so the results are identical.
+ */
+__attribute__((target("avx512f,avx512dq")))
+static void plain_checksums4_avx512(const uint64_t word[4], uint32_t sum[4])
+{
+	const __m512i p1 = _mm512_set1_epi64((long long)XXH_P1);
+	const __m512i p2 = _mm512_set1_epi64((long long)XXH_P2);
+	/* lanes 0-3: v1..v4 of the first page of the register, 4-7: the second's */
+	const __m512i init = _mm512_set_epi64((long long)(0 - XXH_P1), 0, (long long)XXH_P2,
+					      (long long)(XXH_P1 + XXH_P2),
+					      (long long)(0 - XXH_P1), 0, (long long)XXH_P2,
+					      (long long)(XXH_P1 + XXH_P2));
+	__m512i acc0 = init, acc1 = init, in0, in1;
+	uint64_t v[16];
+
+	in0 = _mm512_mullo_epi64(_mm512_set_epi64((long long)word[1], (long long)word[1],
+						  (long long)word[1], (long long)word[1],
+						  (long long)word[0], (long long)word[0],
+						  (long long)word[0], (long long)word[0]), p2);
+	in1 = _mm512_mullo_epi64(_mm512_set_epi64((long long)word[3], (long long)word[3],
+						  (long long)word[3], (long long)word[3],
+						  (long long)word[2], (long long)word[2],
+						  (long long)word[2], (long long)word[2]), p2);
+	for (unsigned stripe = 0; stripe < CONTENT_PAGE_SIZE / 32; stripe++) {
+		acc0 = _mm512_mullo_epi64(_mm512_rol_epi64(_mm512_add_epi64(acc0, in0), 31), p1);
+		acc1 = _mm512_mullo_epi64(_mm512_rol_epi64(_mm512_add_epi64(acc1, in1), 31), p1);
+	}
+	_mm512_storeu_si512(v, acc0);
+	_mm512_storeu_si512(v + 8, acc1);
+	for (unsigned i = 0; i < 4; i++)
+		sum[i] = (uint32_t)xxh_finish(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
+}
+#endif
+
+void sim_plain_checksums4(const uint64_t word[4], uint32_t sum[4])
+{
+#ifdef HAVE_XXH_AVX512
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) {
+		plain_checksums4_avx512(word, sum);
+		return;
+	}
+#endif
+	sim_plain_checksums(word[0], word[1], &sum[0], &sum[1]);
+	sim_plain_checksums(word[2], word[3], &sum[2], &sum[3]);
 }
 
 static uint32_t plain_checksum(uint64_t word)
