@@ -654,7 +654,8 @@ static uint64_t intern(struct sim_content_store *cs, uint64_t base,
 			return UINT64_MAX;
 		memcpy(copy, patch, npatch * sizeof(*copy));
 	}
-	if (cs->live + 1 > cs->nbuckets && grow_buckets(cs) != 0)
+	/* up to two contents per bucket: 2 to 4 bytes of buckets per content */
+	if (cs->live + 1 > 2 * (uint64_t)cs->nbuckets && grow_buckets(cs) != 0)
 		goto oom;
 	id = new_entry(cs);
 	if (!id)
