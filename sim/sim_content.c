@@ -180,16 +180,26 @@ static void plain_checksums4_avx512(const uint64_t word[4], uint32_t sum[4])
 }
 #endif
 
-void sim_plain_checksums4(const uint64_t word[4], uint32_t sum[4])
+void sim_plain_checksums_batch(const uint64_t *word, unsigned n, uint32_t *sum)
 {
+	uint32_t unused;
+
+	assert(n >= 1 && n <= SIM_CHECKSUM_BATCH);
 #ifdef HAVE_XXH_AVX512
 	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) {
-		plain_checksums4_avx512(word, sum);
+		uint64_t w[SIM_CHECKSUM_BATCH];
+		uint32_t c[SIM_CHECKSUM_BATCH];
+
+		for (unsigned k = 0; k < SIM_CHECKSUM_BATCH; k++)
+			w[k] = word[k < n ? k : 0];
+		plain_checksums4_avx512(w, c);
+		memcpy(sum, c, n * sizeof(*sum));
 		return;
 	}
 #endif
-	sim_plain_checksums(word[0], word[1], &sum[0], &sum[1]);
-	sim_plain_checksums(word[2], word[3], &sum[2], &sum[3]);
+	for (unsigned k = 0; k < n; k += 2)
+		sim_plain_checksums(word[k], word[k + 1 < n ? k + 1 : k], &sum[k],
+				    k + 1 < n ? &sum[k + 1] : &unused);
 }
 
 static uint32_t plain_checksum(uint64_t word)

@@ -118,8 +118,10 @@ static inline uint32_t sim_plain_cmp_bytes(uint64_t a, uint64_t b)
 /* The checksums of two plain contents (tokens below SIM_TOKEN_PATCHED). */
 void sim_plain_checksums(uint64_t a, uint64_t b, uint32_t *ca, uint32_t *cb);
 
-/* The checksums of four plain contents: vectorized where the CPU allows. */
-void sim_plain_checksums4(const uint64_t word[4], uint32_t sum[4]);
+/* The checksums of @n (1 to SIM_CHECKSUM_BATCH) plain contents at once:
+ * four per AVX-512 pass where the CPU has it, else two per scalar pass. */
+#define SIM_CHECKSUM_BATCH 4u
+void sim_plain_checksums_batch(const uint64_t *word, unsigned n, uint32_t *sum);
 
 /* The kernel's checksum of the content (computed: callers cache it). */
 uint32_t sim_content_checksum(struct sim_content_store *cs, uint64_t token);

@@ -9,9 +9,6 @@
 
 #include <assert.h>
 
-/* How many frames one checksum computation fills (sim_plain_checksums4). */
-#define CSUM_BATCH 4u
-
 /*
  * Fill the frame's checksum cache. A plain page's checksum is computed
  * together with those of the next pages' frames (usually scanned next) when
@@ -20,9 +17,9 @@
  */
 static void compute_checksum(struct sim *s, uint32_t slot, uint32_t frame)
 {
-	struct sim_frame *f = &s->frame[frame], *batch[CSUM_BATCH] = { f };
-	uint64_t word[CSUM_BATCH];
-	uint32_t sum[CSUM_BATCH];
+	struct sim_frame *f = &s->frame[frame], *batch[SIM_CHECKSUM_BATCH] = { f };
+	uint64_t word[SIM_CHECKSUM_BATCH];
+	uint32_t sum[SIM_CHECKSUM_BATCH];
 	unsigned n = 1;
 
 	if (sim_content_is_patched(f->content)) {
@@ -30,7 +27,7 @@ static void compute_checksum(struct sim *s, uint32_t slot, uint32_t frame)
 		f->flags |= FRAME_CSUM_VALID;
 		return;
 	}
-	for (uint32_t next = slot + 1; next < s->nslots && next < slot + CSUM_BATCH; next++) {
+	for (uint32_t next = slot + 1; next < s->nslots && next < slot + SIM_CHECKSUM_BATCH; next++) {
 		const struct sim_page *p = &s->page[next];
 		struct sim_frame *g;
 		bool taken = false;
@@ -46,9 +43,9 @@ static void compute_checksum(struct sim *s, uint32_t slot, uint32_t frame)
 		if (!taken)
 			batch[n++] = g;
 	}
-	for (unsigned k = 0; k < CSUM_BATCH; k++)
-		word[k] = batch[k < n ? k : 0]->content;
-	sim_plain_checksums4(word, sum);
+	for (unsigned k = 0; k < n; k++)
+		word[k] = batch[k]->content;
+	sim_plain_checksums_batch(word, n, sum);
 	for (unsigned k = 0; k < n; k++) {
 		batch[k]->checksum = sum[k];
 		batch[k]->flags |= FRAME_CSUM_VALID;

@@ -38,7 +38,7 @@ START_TEST(plain_checksum_equals_xxh64_of_the_bytes)
 }
 END_TEST
 
-/* Four at once (AVX-512 where the CPU has it): the same checksums. */
+/* One to four at once (AVX-512 where the CPU has it): the same checksums. */
 START_TEST(four_plain_checksums_equal_xxh64_of_the_bytes)
 {
 	uint8_t page[CONTENT_PAGE_SIZE];
@@ -50,8 +50,8 @@ START_TEST(four_plain_checksums_equal_xxh64_of_the_bytes)
 
 		for (int k = 0; k < 4; k++)
 			word[k] = i == 0 ? (uint64_t)k : wl_rng_next(&rng) >> (k % 2);
-		sim_plain_checksums4(word, sum);
-		for (int k = 0; k < 4; k++) {
+		sim_plain_checksums_batch(word, (unsigned)(i % 4 + 1), sum);
+		for (int k = 0; k <= i % 4; k++) {
 			content_fill(page, word[k]);
 			ck_assert_uint_eq(sum[k], content_checksum(page));
 		}
