@@ -280,13 +280,24 @@ void sim_content_ref(struct sim_content_store *cs, uint64_t token)
 		entry_of(cs, token)->refs++;
 }
 
+/* Take @id out of the intern table (backward-shift deletion). */
 static void unlink_from_bucket(struct sim_content_store *cs, uint32_t id)
 {
-	uint32_t *link = &cs->bucket[cs->entry[id].hash_lo & (cs->nbuckets - 1)];
+	uint32_t mask = cs->nbuckets - 1, hole = (uint32_t)cs->entry[id].bytes_hash & mask;
 
-	while (*link != id)
-		link = &cs->entry[*link].hash_next;
-	*link = cs->entry[id].hash_next;
+	while (cs->bucket[hole] != id)
+		hole = (hole + 1) & mask;
+	/* move later members of the run back into the hole when their home allows */
+	for (uint32_t next = (hole + 1) & mask; cs->bucket[next]; next = (next + 1) & mask) {
+		uint32_t home = (uint32_t)cs->entry[cs->bucket[next]].bytes_hash & mask;
+
+		/* stays put when its home lies cyclically in (hole, next] */
+		if (((next - home) & mask) < ((next - hole) & mask))
+			continue;
+		cs->bucket[hole] = cs->bucket[next];
+		hole = next;
+	}
+	cs->bucket[hole] = 0;
 }
 
 void sim_content_unref(struct sim_content_store *cs, uint64_t token)
@@ -304,7 +315,7 @@ void sim_content_unref(struct sim_content_store *cs, uint64_t token)
 	if (sim_patched_spilled(e))
 		free(e->patch);
 	memset(e, 0, sizeof(*e));
-	e->hash_next = cs->free_head;
+	e->base = cs->free_head;
 	cs->free_head = id;
 	cs->live--;
 }
@@ -492,26 +503,11 @@ uint32_t sim_content_checksum(struct sim_content_store *cs, uint64_t token)
 	return content_checksum(page);
 }
 
-/* H of base + patches: the uniform page's, corrected at each patched byte. */
-static uint64_t view_bytes_hash(const struct sim_content_store *cs, const struct view *v)
-{
-	uint64_t h = plain_bytes_hash(cs, v->base);
-
-	for (uint32_t i = 0; i < v->npatch; i++) {
-		uint32_t off = v->patch[i].offset;
-
-		h += position_weight(off) *
-		     (byte_code(v->patch[i].byte) - byte_code(word_byte(v->base, off)));
-	}
-	return h;
-}
-
 uint64_t sim_content_bytes_hash(const struct sim_content_store *cs, uint64_t token)
 {
-	struct sim_patch_byte buf[SIM_PATCH_WINDOW];
-	struct view v = view_of(cs, token, buf);
-
-	return view_bytes_hash(cs, &v);
+	if (!sim_content_is_patched(token))
+		return plain_bytes_hash(cs, token);
+	return entry_of(cs, token)->bytes_hash;
 }
 
 /* --- writes and interning ------------------------------------------------ */
@@ -528,6 +524,16 @@ static bool page_is_uniform(const void *page, uint64_t *word)
 	return true;
 }
 
+/* Put @id in the first empty slot of its probe sequence. */
+static void table_insert(uint32_t *bucket, uint32_t nbuckets, uint32_t id, uint64_t h)
+{
+	uint32_t mask = nbuckets - 1, i = (uint32_t)h & mask;
+
+	while (bucket[i])
+		i = (i + 1) & mask;
+	bucket[i] = id;
+}
+
 static int grow_buckets(struct sim_content_store *cs)
 {
 	uint32_t n = cs->nbuckets * 2;
@@ -535,16 +541,9 @@ static int grow_buckets(struct sim_content_store *cs)
 
 	if (!b)
 		return -1;
-	for (uint32_t id = 1; id < cs->nentries; id++) {
-		struct sim_patched *e = &cs->entry[id];
-		uint32_t slot;
-
-		if (!e->npatch)
-			continue; /* a free slot: live contents always have patches */
-		slot = e->hash_lo & (n - 1);
-		e->hash_next = b[slot];
-		b[slot] = id;
-	}
+	for (uint32_t id = 1; id < cs->nentries; id++)
+		if (cs->entry[id].npatch) /* live contents always have patches */
+			table_insert(b, n, id, cs->entry[id].bytes_hash);
 	free(cs->bucket);
 	cs->bucket = b;
 	cs->nbuckets = n;
@@ -557,7 +556,7 @@ static uint32_t new_entry(struct sim_content_store *cs)
 
 	if (cs->free_head) {
 		id = cs->free_head;
-		cs->free_head = cs->entry[id].hash_next;
+		cs->free_head = (uint32_t)cs->entry[id].base;
 		return id;
 	}
 	if (cs->nentries == cs->cap) {
@@ -587,21 +586,20 @@ static bool same_patches(const struct view *a, const struct view *b)
 static uint32_t find_equal(const struct sim_content_store *cs, const struct view *v, uint64_t h)
 {
 	uint8_t want[CONTENT_PAGE_SIZE], have[CONTENT_PAGE_SIZE];
+	uint32_t mask = cs->nbuckets - 1;
 	bool materialized = false;
 
-	for (uint32_t id = cs->bucket[h & (cs->nbuckets - 1)]; id; id = cs->entry[id].hash_next) {
+	for (uint32_t i = (uint32_t)h & mask, id; (id = cs->bucket[i]) != 0; i = (i + 1) & mask) {
 		const struct sim_patched *e = &cs->entry[id];
 		struct sim_patch_byte buf[SIM_PATCH_WINDOW];
 		struct view ev;
 
-		if (e->hash_lo != (uint32_t)h)
+		if (e->bytes_hash != h)
 			continue;
 		ev = entry_view(e, buf);
 		if (same_patches(&ev, v))
 			return id;
 		/* same hash, other description: only the bytes can tell */
-		if (view_bytes_hash(cs, &ev) != h)
-			continue;
 		if (!materialized) {
 			view_materialize(v, want);
 			materialized = true;
@@ -650,7 +648,7 @@ static uint64_t intern(struct sim_content_store *cs, uint64_t base,
 		       const struct sim_patch_byte *patch, uint32_t npatch, uint64_t h)
 {
 	struct view v = { base, patch, npatch };
-	uint32_t id = find_equal(cs, &v, h), slot;
+	uint32_t id = find_equal(cs, &v, h);
 	struct sim_patch_byte *copy = NULL;
 	struct sim_patched *e;
 	uint16_t start;
@@ -664,8 +662,8 @@ static uint64_t intern(struct sim_content_store *cs, uint64_t base,
 			return UINT64_MAX;
 		memcpy(copy, patch, npatch * sizeof(*copy));
 	}
-	/* up to two contents per bucket: 2 to 4 bytes of buckets per content */
-	if (cs->live + 1 > 2 * (uint64_t)cs->nbuckets && grow_buckets(cs) != 0)
+	/* at most 3/4 full: probe runs stay short, 4 to 8 bytes per content */
+	if (4 * ((uint64_t)cs->live + 1) > 3 * (uint64_t)cs->nbuckets && grow_buckets(cs) != 0)
 		goto oom;
 	id = new_entry(cs);
 	if (!id)
@@ -679,10 +677,8 @@ static uint64_t intern(struct sim_content_store *cs, uint64_t base,
 		e->patch = copy;
 	else
 		e->window = window_of(base, patch, npatch, start);
-	e->hash_lo = (uint32_t)h;
-	slot = (uint32_t)(h & (cs->nbuckets - 1));
-	e->hash_next = cs->bucket[slot];
-	cs->bucket[slot] = id;
+	e->bytes_hash = h;
+	table_insert(cs->bucket, cs->nbuckets, id, h);
 	cs->live++;
 	return SIM_TOKEN_PATCHED + id;
 oom:
@@ -695,7 +691,7 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 {
 	struct sim_patch_byte buf[SIM_PATCH_WINDOW], small[4 * SIM_PATCH_WINDOW], *patch = small;
 	struct view v = view_of(cs, token, buf);
-	uint64_t h = view_bytes_hash(cs, &v), ret;
+	uint64_t h = sim_content_bytes_hash(cs, token), ret;
 	uint32_t n = 0, i = 0;
 
 	if (v.npatch + CONTENT_WORD_SIZE > sizeof(small) / sizeof(small[0])) {

@@ -19,9 +19,9 @@
  * Size matters (one entry per patched page of a large host): an entry is 32
  * bytes. A write changes at most 8 contiguous bytes, so most patched contents
  * fit an 8-byte window kept inside the entry; only contents whose differing
- * bytes span more than 8 bytes spill into an allocated array. Neither the
- * checksum (the frames cache it) nor the upper half of the byte hash
- * (recomputed on demand) is stored.
+ * bytes span more than 8 bytes spill into an allocated array. The checksum is
+ * not stored (frames cache it), and the intern table is open-addressed, so
+ * entries carry no chain links: 4 to 8 bytes of table per content.
  */
 #ifndef KSMKIT_SIM_CONTENT_H
 #define KSMKIT_SIM_CONTENT_H
@@ -44,14 +44,14 @@ struct sim_patch_byte {
 #define SIM_PATCH_SPILLED UINT16_MAX
 
 struct sim_patched {
-	uint64_t base;              /* the value whose word fills unpatched bytes */
+	uint64_t base;              /* the value whose word fills unpatched bytes;
+				     * in a free slot, the next free slot */
 	union {
 		uint64_t window;    /* inline: the page's 8 bytes at start (little-endian) */
 		struct sim_patch_byte *patch; /* spilled: sorted by offset */
 	};
+	uint64_t bytes_hash;        /* representation-independent hash of the bytes */
 	uint32_t refs;              /* frames holding it; 0 = free slot */
-	uint32_t hash_next;         /* next entry in the same hash bucket, 0 = end */
-	uint32_t hash_lo;           /* low 32 bits of the byte hash (bucket, filter) */
 	uint16_t npatch;            /* bytes differing from base; 0 only in a free slot */
 	uint16_t start;             /* inline: the window's offset; or SIM_PATCH_SPILLED */
 };
@@ -59,9 +59,9 @@ struct sim_patched {
 struct sim_content_store {
 	struct sim_patched *entry;  /* [1, nentries): entry 0 unused */
 	uint32_t nentries, cap;
-	uint32_t free_head;         /* free entry list through hash_next */
-	uint32_t *bucket;           /* hash buckets of entry ids */
-	uint32_t nbuckets;          /* power of two */
+	uint32_t free_head;         /* free entry list through base */
+	uint32_t *bucket;           /* intern table: entry ids, linear probing, 0 = empty */
+	uint32_t nbuckets;          /* power of two, at most 3/4 full */
 	uint32_t live;
 	uint64_t lane_weight[8];    /* byte-hash weight of each lane of a word */
 };
