@@ -18,7 +18,7 @@
 static void compute_checksum(struct sim *s, uint32_t slot, uint32_t frame)
 {
 	struct sim_frame *f = &s->frame[frame], *batch[SIM_CHECKSUM_BATCH] = { f };
-	uint64_t word[SIM_CHECKSUM_BATCH];
+	uint64_t word[SIM_CHECKSUM_BATCH] = { 0 };
 	uint32_t sum[SIM_CHECKSUM_BATCH];
 	unsigned n = 1;
 
