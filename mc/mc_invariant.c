@@ -161,19 +161,21 @@ static bool mm_live(const struct sim *s, uint32_t mm)
 static bool content_is(const struct mc_config *cfg, const struct sim *s, uint64_t token,
 		       const struct mc_content *c)
 {
-	const struct sim_patched *e;
-	uint64_t base = cfg->values[c->base];
+	struct sim_patch_byte buf[SIM_PATCH_WINDOW];
+	const struct sim_patch_byte *patch;
+	uint64_t base = cfg->values[c->base], ebase;
+	uint32_t npatch;
 
 	if (!sim_content_is_patched(token))
 		return c->plain && token == c->plain_value;
 	if (c->plain)
 		return false; /* patched contents are never uniform */
-	e = &s->content.entry[token - SIM_TOKEN_PATCHED];
-	if (e->base == base) { /* canonical: patches are exactly the bytes that differ */
-		if (e->npatch != c->npatch)
+	npatch = sim_content_patches(&s->content, token, &ebase, buf, &patch);
+	if (ebase == base) { /* canonical: patches are exactly the bytes that differ */
+		if (npatch != c->npatch)
 			return false;
 		for (unsigned i = 0; i < c->npatch; i++)
-			if (e->patch[i].offset != c->patch[i].offset || e->patch[i].byte != c->patch[i].byte)
+			if (patch[i].offset != c->patch[i].offset || patch[i].byte != c->patch[i].byte)
 				return false;
 		return true;
 	}
@@ -203,18 +205,21 @@ static void describe_content(const struct mc_config *cfg, const struct mc_conten
 
 static void describe_token(const struct sim *s, uint64_t token, char *buf, size_t len)
 {
-	const struct sim_patched *e;
+	struct sim_patch_byte window[SIM_PATCH_WINDOW];
+	const struct sim_patch_byte *patch;
+	uint64_t base;
+	uint32_t npatch;
 	int n;
 
 	if (!sim_content_is_patched(token)) {
 		snprintf(buf, len, "%#llx", (unsigned long long)token);
 		return;
 	}
-	e = &s->content.entry[token - SIM_TOKEN_PATCHED];
-	n = snprintf(buf, len, "%#llx with bytes", (unsigned long long)e->base);
-	for (uint32_t i = 0; i < e->npatch && i < 8 && n > 0 && (size_t)n < len; i++)
-		n += snprintf(buf + n, len - (size_t)n, " [%u]=%#x", e->patch[i].offset,
-			      e->patch[i].byte);
+	npatch = sim_content_patches(&s->content, token, &base, window, &patch);
+	n = snprintf(buf, len, "%#llx with bytes", (unsigned long long)base);
+	for (uint32_t i = 0; i < npatch && i < 8 && n > 0 && (size_t)n < len; i++)
+		n += snprintf(buf + n, len - (size_t)n, " [%u]=%#x", patch[i].offset,
+			      patch[i].byte);
 }
 
 static bool check_data(const struct ctx *c, const struct mc_extra *x)

@@ -11,10 +11,17 @@
  * by a hash of their bytes that does not depend on how they were reached.
  *
  * The store answers what KSM asks of page bytes without materializing them:
- * memcmp order (sim_content_cmp), the kernel's checksum (cached per content),
- * and the result of a write. It is a value inside struct sim (cloned, freed,
- * hashed with it). Patched contents are reference-counted by the frames that
- * hold them. Fresh values (content_fresh_value) must stay below 2^62 counts.
+ * memcmp order (sim_content_cmp), the kernel's checksum, and the result of a
+ * write. It is a value inside struct sim (cloned, freed, hashed with it).
+ * Patched contents are reference-counted by the frames that hold them. Fresh
+ * values (content_fresh_value) must stay below 2^62 counts.
+ *
+ * Size matters (one entry per patched page of a large host): an entry is 32
+ * bytes. A write changes at most 8 contiguous bytes, so most patched contents
+ * fit an 8-byte window kept inside the entry; only contents whose differing
+ * bytes span more than 8 bytes spill into an allocated array. The checksum is
+ * not stored (frames cache it), and the intern table is open-addressed, so
+ * entries carry no chain links: 4 to 8 bytes of table per content.
  */
 #ifndef KSMKIT_SIM_CONTENT_H
 #define KSMKIT_SIM_CONTENT_H
@@ -31,23 +38,30 @@ struct sim_patch_byte {
 	uint8_t byte;
 };
 
+/* Bytes of the inline window; a content spills when its patches span more. */
+#define SIM_PATCH_WINDOW 8u
+/* sim_patched.start of a content whose patches are in an allocated array. */
+#define SIM_PATCH_SPILLED UINT16_MAX
+
 struct sim_patched {
-	uint64_t base;              /* the value whose word fills unpatched bytes */
+	uint64_t base;              /* the value whose word fills unpatched bytes;
+				     * in a free slot, the next free slot */
+	union {
+		uint64_t window;    /* inline: the page's 8 bytes at start (little-endian) */
+		struct sim_patch_byte *patch; /* spilled: sorted by offset */
+	};
 	uint64_t bytes_hash;        /* representation-independent hash of the bytes */
-	struct sim_patch_byte *patch; /* sorted by offset; bytes differing from base */
-	uint32_t npatch;
 	uint32_t refs;              /* frames holding it; 0 = free slot */
-	uint32_t checksum;
-	bool checksum_valid;
-	uint32_t hash_next;         /* next entry in the same hash bucket, 0 = end */
+	uint16_t npatch;            /* bytes differing from base; 0 only in a free slot */
+	uint16_t start;             /* inline: the window's offset; or SIM_PATCH_SPILLED */
 };
 
 struct sim_content_store {
 	struct sim_patched *entry;  /* [1, nentries): entry 0 unused */
 	uint32_t nentries, cap;
-	uint32_t free_head;         /* free entry list through hash_next */
-	uint32_t *bucket;           /* hash buckets of entry ids */
-	uint32_t nbuckets;          /* power of two */
+	uint32_t free_head;         /* free entry list through base */
+	uint32_t *bucket;           /* intern table: entry ids, linear probing, 0 = empty */
+	uint32_t nbuckets;          /* power of two, at most 3/4 full */
 	uint32_t live;
 	uint64_t lane_weight[8];    /* byte-hash weight of each lane of a word */
 };
@@ -60,6 +74,21 @@ static inline bool sim_content_is_patched(uint64_t token)
 {
 	return token >= SIM_TOKEN_PATCHED;
 }
+
+/* Does the entry keep its patches in an allocated array (e->patch)? */
+static inline bool sim_patched_spilled(const struct sim_patched *e)
+{
+	return e->start == SIM_PATCH_SPILLED;
+}
+
+/*
+ * The content as base value + sorted differing bytes: returns how many, sets
+ * *base and *patch. *patch points into the store (valid until it changes) or
+ * into @buf (an inline window, decoded). A plain token has no patches.
+ */
+uint32_t sim_content_patches(const struct sim_content_store *cs, uint64_t token, uint64_t *base,
+			     struct sim_patch_byte buf[SIM_PATCH_WINDOW],
+			     const struct sim_patch_byte **patch);
 
 /* A frame starts or stops holding @token (patched contents are counted). */
 void sim_content_ref(struct sim_content_store *cs, uint64_t token);
@@ -89,7 +118,12 @@ static inline uint32_t sim_plain_cmp_bytes(uint64_t a, uint64_t b)
 /* The checksums of two plain contents (tokens below SIM_TOKEN_PATCHED). */
 void sim_plain_checksums(uint64_t a, uint64_t b, uint32_t *ca, uint32_t *cb);
 
-/* The kernel's checksum of the content (cached). */
+/* The checksums of @n (1 to SIM_CHECKSUM_BATCH) plain contents at once:
+ * four per AVX-512 pass where the CPU has it, else two per scalar pass. */
+#define SIM_CHECKSUM_BATCH 4u
+void sim_plain_checksums_batch(const uint64_t *word, unsigned n, uint32_t *sum);
+
+/* The kernel's checksum of the content (computed: callers cache it). */
 uint32_t sim_content_checksum(struct sim_content_store *cs, uint64_t token);
 
 /* Byte @offset of the content. */

@@ -47,7 +47,7 @@ static inline const struct sim_detector_ops *sim_detector(const struct sim *s)
 	return &sim_volatility_checksum;
 }
 
-/* The frame's checksum (cached), without charging ksmd for it. */
+/* The frame's checksum (cached), without charging ksmd for it; not for a KSM page. */
 uint32_t sim_frame_checksum(struct sim *s, uint32_t slot, uint32_t frame);
 
 /* The checksum rule, for the hybrid to fall back on. */

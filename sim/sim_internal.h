@@ -59,7 +59,10 @@ enum sim_pte_flag {
 
 /*
  * One virtual page of one area: its PTE and KSM's rmap_item for it, side by
- * side in 32 bytes, because a tree walk needs both for every node it visits.
+ * side in 28 bytes, because a tree walk needs both for every node it visits.
+ * The unstable tree's links and the stable hlist's share a union; seqnr and
+ * nid follow the (packed) tree links and are meaningful only while the item
+ * is RMAP_UNSTABLE.
  */
 struct sim_page {
 	uint32_t frame;     /* PTE: frame mapped, 0 when not present or the zero page */
@@ -68,10 +71,12 @@ struct sim_page {
 	uint8_t age;        /* smart scan: visits as a non-KSM page, capped at 255 */
 	uint8_t skips;      /* smart scan: remaining_skips */
 	uint32_t checksum;  /* oldchecksum: the checksum at the last checksum visit */
-	uint8_t seqnr;      /* low byte of seqnr when put in the unstable tree */
-	uint16_t nid;       /* the unstable tree it is in */
 	union {
-		struct rb_links rb; /* unstable tree links, while RMAP_UNSTABLE */
+		struct {
+			struct rb_links rb; /* unstable tree links, while RMAP_UNSTABLE */
+			uint8_t seqnr;      /* low byte of seqnr when put in the unstable tree */
+			uint8_t nid;        /* the unstable tree it is in */
+		};
 		struct {
 			uint32_t head;       /* its stable node, while RMAP_STABLE */
 			uint32_t next, prev; /* that node's hlist (prev 0 at the head) */
@@ -87,15 +92,35 @@ enum sim_frame_flag {
 	FRAME_CSUM_VALID = 1 << 2,  /* checksum caches the content's checksum */
 };
 
+/*
+ * 20 bytes (4-byte aligned), one per simulated page: the stable node and the
+ * checksum cache share a word, because only a page that is not KSM has its
+ * checksum taken and only a KSM page has a stable node (a page that becomes
+ * KSM stays KSM until it is freed).
+ */
 struct sim_frame {
 	uint64_t content;     /* token; meaningless when free */
 	uint32_t mapcount;    /* PTEs mapping it; 0 = free */
-	uint32_t stable_node; /* the stable node that owns this KSM page, or 0 */
-	uint32_t checksum;    /* cached, see FRAME_CSUM_VALID */
+	union {
+		uint32_t stable_node; /* KSM page: the stable node that owns it, or 0;
+				       * free: the next free frame */
+		uint32_t checksum;    /* any other page: cached, see FRAME_CSUM_VALID */
+	};
 	uint16_t node;        /* NUMA node */
 	uint8_t flags;
 	uint8_t pmd_seen;     /* THP head, dirty detector: scan marker (volatility_dirty.c) */
-};
+} __attribute__((packed, aligned(4)));
+
+/* The frame's stable node as state: 0 for a page that is not KSM. */
+static inline uint32_t sim_frame_stable_node(const struct sim_frame *f)
+{
+	return !f->mapcount || (f->flags & FRAME_KSM) ? f->stable_node : 0;
+}
+
+/* Every simulated page costs one of each: keep them small (bench/sim-throughput). */
+_Static_assert(sizeof(struct sim_page) == 28, "struct sim_page grew");
+_Static_assert(sizeof(struct sim_frame) == 20, "struct sim_frame grew");
+_Static_assert(SIM_MAX_NODES <= 256, "sim_page.nid is one byte");
 
 /* --- rmap_items (in struct sim_page) ---------------------------------------- */
 

@@ -438,9 +438,13 @@ static bool vma_is_mergeable(const struct sim *s, uint32_t slot)
 static uint32_t mergeable_page(const struct sim *s, uint32_t slot)
 {
 	const struct sim_page *p = &s->page[slot];
+	const uint8_t want = PTE_MAPPED | PTE_MERGEABLE | PTE_PRESENT;
 
-	/* the PTE first: it is needed anyway and rules most cases out */
-	if ((p->pte & (PTE_PRESENT | PTE_KSM_ZERO)) != PTE_PRESENT || !vma_is_mergeable(s, slot))
+	/*
+	 * vma_is_mergeable() of a present page asks only for a mapped, mergeable
+	 * PTE: with the PTE's own flags that is one test, the tree walk's.
+	 */
+	if ((p->pte & (want | PTE_KSM_ZERO)) != want)
 		return 0;
 	return p->frame;
 }
@@ -448,33 +452,54 @@ static uint32_t mergeable_page(const struct sim *s, uint32_t slot)
 /*
  * unstable_tree_search_insert: an item whose page equals @frame's (its page
  * in *tree_frame), or 0 after inserting @slot (or giving up without it).
+ *
+ * The hot loop of a scan: each level is charged like compare_contents(), with
+ * the work counters and the cost summed locally (the cost in the same order,
+ * so the double comes out bit for bit the same) and stored once at the end.
  */
 static uint32_t unstable_search_insert(struct sim *s, uint32_t slot, uint32_t frame,
 				       uint32_t *tree_frame)
 {
 	unsigned nid = sim_tree_nid(s, s->frame[frame].node);
 	struct rb_layout l = sim_unstable_layout(s);
-	uint32_t n = s->unstable_root[nid], parent = 0;
-	uint64_t mine = s->frame[frame].content;
+	uint32_t n = s->unstable_root[nid], parent = 0, found = 0;
+	uint64_t mine = s->frame[frame].content, levels = 0, bytes_read = 0;
+	const bool mine_plain = !sim_content_is_patched(mine);
+	const bool by_checksum = s->cfg.mutant == SIM_MUTANT_CHECKSUM_AS_MEMCMP;
+	const double level_ns = s->cfg.costs.tree_level_ns, byte_ns = s->cfg.costs.memcmp_byte_ns;
+	double cost = s->batch_cost_ns;
+	bool insert = false;
 	int left = 0;
 	struct sim_page *r;
 
-	while (n) {
-		const struct rb_links *links = rb_at(&l, n);
-		uint32_t tf = mergeable_page(s, n);
+	for (;;) {
+		const struct rb_links *links;
+		uint32_t tf, bytes;
 		uint64_t theirs;
 		int ret;
 
+		if (!n) {
+			insert = true;
+			break;
+		}
+		links = rb_at(&l, n);
+		tf = mergeable_page(s, n);
 		if (!tf || tf == frame)
-			return 0; /* page gone, or the very same page (a fork) */
+			break; /* page gone, or the very same page (a fork) */
 		/* the walk is a chain of cache misses: start on both children */
 		__builtin_prefetch(&s->page[links->left]);
 		__builtin_prefetch(&s->page[links->right]);
-		__builtin_prefetch(rb_at(&l, links->left));
-		__builtin_prefetch(rb_at(&l, links->right));
 		theirs = s->frame[tf].content;
-		ret = compare_contents(s, mine, theirs);
-		if (s->cfg.mutant == SIM_MUTANT_CHECKSUM_AS_MEMCMP) /* mutant: stored checksums decide */
+		if (mine_plain && !sim_content_is_patched(theirs)) {
+			bytes = sim_plain_cmp_bytes(mine, theirs);
+			ret = content_value_cmp(mine, theirs);
+		} else {
+			ret = sim_content_cmp_bytes(&s->content, mine, theirs, &bytes);
+		}
+		levels++;
+		bytes_read += bytes;
+		cost += level_ns + byte_ns * bytes;
+		if (by_checksum) /* mutant: stored checksums decide */
 			ret = (s->page[slot].checksum > s->page[n].checksum) -
 			      (s->page[slot].checksum < s->page[n].checksum);
 		parent = n;
@@ -484,17 +509,23 @@ static uint32_t unstable_search_insert(struct sim *s, uint32_t slot, uint32_t fr
 		} else if (ret > 0) {
 			n = links->right;
 			left = 0;
-		} else if (!s->knobs.value[WL_KNOB_MERGE_ACROSS_NODES] && s->frame[tf].node != nid) {
-			return 0;
 		} else {
-			*tree_frame = tf;
-			return n;
+			if (s->knobs.value[WL_KNOB_MERGE_ACROSS_NODES] || s->frame[tf].node == nid) {
+				*tree_frame = tf;
+				found = n;
+			}
+			break;
 		}
 	}
+	s->work.tree_levels += levels;
+	s->work.memcmp_bytes += bytes_read;
+	s->batch_cost_ns = cost;
+	if (!insert)
+		return found;
 	r = &s->page[slot];
 	r->rflags |= RMAP_UNSTABLE;
 	r->seqnr = (uint8_t)s->scan.seqnr;
-	r->nid = (uint16_t)nid;
+	r->nid = (uint8_t)nid;
 	rb_insert(&l, &s->unstable_root[nid], slot, parent, left);
 	s->count.pages_unshared++;
 	return 0;
@@ -544,7 +575,9 @@ static int merge_one_page(struct sim *s, uint32_t slot, uint32_t frame, uint32_t
 	p->pte &= (uint8_t)~(PTE_WRITE | PTE_DIRTY); /* dirty moves to the folio */
 wrprotected:
 	if (kpage == KPAGE_NONE) {
+		/* the checksum cache's word becomes the stable node's */
 		s->frame[frame].flags |= FRAME_KSM;
+		s->frame[frame].flags &= (uint8_t)~FRAME_CSUM_VALID;
 		s->frame[frame].stable_node = 0;
 		return 0;
 	}

@@ -22,12 +22,15 @@
 
 #define RB_NIL 0u
 
-/* The links of one node. */
+/*
+ * The links of one node: 13 bytes, packed, so that the owner can put its own
+ * bytes right after them (an rmap_item keeps its seqnr and tree there).
+ */
 struct rb_links {
 	uint32_t parent; /* RB_NIL for the root */
 	uint32_t left, right;
 	uint8_t black;   /* 1 black, 0 red */
-};
+} __attribute__((packed));
 
 /* Where the links of node id live: base + id * stride + offset. */
 struct rb_layout {

@@ -565,7 +565,7 @@ static void image_slots(struct image *im, const struct sim *s)
 		PUT(im, r->skips);
 		if (r->rflags & RMAP_UNSTABLE) {
 			PUT(im, r->seqnr);
-			PUT(im, r->nid);
+			PUT(im, (uint16_t)r->nid);
 			image_links(im, &r->rb);
 		} else if (r->rflags & RMAP_STABLE) {
 			PUT(im, r->st.head);
@@ -583,7 +583,7 @@ static void image_frames_and_nodes(struct image *im, const struct sim *s)
 		const struct sim_frame *f = &s->frame[i];
 
 		PUT(im, f->mapcount);
-		PUT(im, f->stable_node); /* the free-list link when free */
+		PUT(im, sim_frame_stable_node(f)); /* the free-list link when free */
 		if (!f->mapcount)
 			continue;
 		PUT(im, sim_content_bytes_hash(&s->content, f->content));
@@ -706,18 +706,13 @@ static int copy_pool(void **dst, uint32_t *cap, const void *src, uint32_t n, siz
 	return 0;
 }
 
-/* Give @e (a copy of an entry whose patch is @src) a patch buffer of its own,
- * reusing @old when it is large enough. */
+/* Give @e (a copy of a spilled entry whose patch is @src) a patch buffer of
+ * its own, reusing @old when it is large enough. */
 static int own_patch(struct sim_patched *e, struct sim_patch_byte *old,
 		     const struct sim_patch_byte *src)
 {
 	size_t need = (size_t)e->npatch * sizeof(*src);
 
-	if (!e->npatch) {
-		free(old);
-		e->patch = NULL;
-		return 0;
-	}
 	if (!old || malloc_usable_size(old) < need) {
 		struct sim_patch_byte *p = realloc(old, need);
 
@@ -735,9 +730,10 @@ static int own_patch(struct sim_patched *e, struct sim_patch_byte *old,
 }
 
 /*
- * Make @dst's content store hold @nentries entries copied from @entries
- * (whose patches are at @patch_of(i), or laid out one after another from
- * @stream when @patch_of is NULL) and @nbuckets buckets, reusing its memory.
+ * Make @dst's content store hold @hdr->nentries entries copied from @entries
+ * (spilled ones with their patches at entries[i].patch, or laid out one after
+ * another from @stream when it is not NULL) and @hdr->nbuckets buckets,
+ * reusing its memory.
  */
 static int content_into(struct sim_content_store *dst, const struct sim_content_store *hdr,
 			const struct sim_patched *entries, const uint32_t *buckets,
@@ -761,11 +757,15 @@ static int content_into(struct sim_content_store *dst, const struct sim_content_
 	dst->bucket = keep.bucket;
 	dst->nbuckets = keep.nbuckets;
 	for (uint32_t i = 1; i < top; i++) {
-		struct sim_patch_byte *old = i < old_n ? dst->entry[i].patch : NULL;
+		struct sim_patch_byte *old = NULL;
 		const struct sim_patch_byte *src;
 
-		if (i >= n) {
+		if (i < old_n && sim_patched_spilled(&dst->entry[i]))
+			old = dst->entry[i].patch;
+		if (i >= n || !sim_patched_spilled(&entries[i])) {
 			free(old);
+			if (i < n)
+				dst->entry[i] = entries[i];
 			continue;
 		}
 		src = stream ? stream : entries[i].patch;
@@ -925,7 +925,8 @@ static uint64_t total_patches(const struct sim_content_store *cs)
 	uint64_t n = 0;
 
 	for (uint32_t i = 1; i < cs->nentries; i++)
-		n += cs->entry[i].npatch;
+		if (sim_patched_spilled(&cs->entry[i]))
+			n += cs->entry[i].npatch;
 	return n;
 }
 
@@ -976,10 +977,12 @@ void sim_snapshot_save(const struct sim *s, void *buf)
 	at = put_block(at, s->content.bucket, (size_t)s->content.nbuckets *
 					      sizeof(*s->content.bucket));
 	for (uint32_t i = 1; i < s->content.nentries; i++) {
-		size_t n = (size_t)s->content.entry[i].npatch * sizeof(struct sim_patch_byte);
+		const struct sim_patched *e = &s->content.entry[i];
+		size_t n = (size_t)e->npatch * sizeof(struct sim_patch_byte);
 
-		if (n)
-			memcpy(at, s->content.entry[i].patch, n);
+		if (!sim_patched_spilled(e) || !n)
+			continue;
+		memcpy(at, e->patch, n);
 		at += n;
 	}
 }
@@ -1139,7 +1142,7 @@ static void fp_frames_and_nodes(struct fingerprint *f, const struct sim *s)
 		const struct sim_frame *fr = &s->frame[i];
 		bool patched;
 
-		fp_put(f, pack32(fr->mapcount, fr->stable_node));
+		fp_put(f, pack32(fr->mapcount, sim_frame_stable_node(fr)));
 		if (!fr->mapcount)
 			continue;
 		/* uniform pages are always plain tokens: the token names the bytes */

@@ -7,35 +7,54 @@
  */
 #include "sim_detector.h"
 
+#include <assert.h>
+
 /*
  * Fill the frame's checksum cache. A plain page's checksum is computed
- * together with the next page's (usually scanned next), which halves the
- * host time of first visits; the kernel's cost is charged per visit anyway.
+ * together with those of the next pages' frames (usually scanned next) when
+ * they are plain, not KSM and not cached yet, which divides the host time of
+ * first visits; the kernel's cost is charged per visit anyway.
  */
 static void compute_checksum(struct sim *s, uint32_t slot, uint32_t frame)
 {
-	struct sim_frame *f = &s->frame[frame], *g = NULL;
-	uint32_t unused;
+	struct sim_frame *f = &s->frame[frame], *batch[SIM_CHECKSUM_BATCH] = { f };
+	uint64_t word[SIM_CHECKSUM_BATCH] = { 0 };
+	uint32_t sum[SIM_CHECKSUM_BATCH];
+	unsigned n = 1;
 
-	if (slot + 1 < s->nslots &&
-	    (s->page[slot + 1].pte & (PTE_PRESENT | PTE_KSM_ZERO)) == PTE_PRESENT) {
-		g = &s->frame[s->page[slot + 1].frame];
-		if ((g->flags & FRAME_CSUM_VALID) || sim_content_is_patched(g->content) || g == f)
-			g = NULL;
-	}
 	if (sim_content_is_patched(f->content)) {
 		f->checksum = sim_content_checksum(&s->content, f->content);
-	} else if (g) {
-		sim_plain_checksums(f->content, g->content, &f->checksum, &g->checksum);
-		g->flags |= FRAME_CSUM_VALID;
-	} else {
-		sim_plain_checksums(f->content, f->content, &f->checksum, &unused);
+		f->flags |= FRAME_CSUM_VALID;
+		return;
 	}
-	f->flags |= FRAME_CSUM_VALID;
+	for (uint32_t next = slot + 1; next < s->nslots && next < slot + SIM_CHECKSUM_BATCH; next++) {
+		const struct sim_page *p = &s->page[next];
+		struct sim_frame *g;
+		bool taken = false;
+
+		if ((p->pte & (PTE_PRESENT | PTE_KSM_ZERO)) != PTE_PRESENT)
+			continue;
+		g = &s->frame[p->frame];
+		/* a KSM page's checksum word holds its stable node */
+		if ((g->flags & (FRAME_CSUM_VALID | FRAME_KSM)) || sim_content_is_patched(g->content))
+			continue;
+		for (unsigned k = 0; k < n; k++)
+			taken |= batch[k] == g;
+		if (!taken)
+			batch[n++] = g;
+	}
+	for (unsigned k = 0; k < n; k++)
+		word[k] = batch[k]->content;
+	sim_plain_checksums_batch(word, n, sum);
+	for (unsigned k = 0; k < n; k++) {
+		batch[k]->checksum = sum[k];
+		batch[k]->flags |= FRAME_CSUM_VALID;
+	}
 }
 
 uint32_t sim_frame_checksum(struct sim *s, uint32_t slot, uint32_t frame)
 {
+	assert(!(s->frame[frame].flags & FRAME_KSM)); /* KSM pages have no checksum cache */
 	if (!(s->frame[frame].flags & FRAME_CSUM_VALID))
 		compute_checksum(s, slot, frame);
 	return s->frame[frame].checksum;

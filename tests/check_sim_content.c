@@ -38,6 +38,27 @@ START_TEST(plain_checksum_equals_xxh64_of_the_bytes)
 }
 END_TEST
 
+/* One to four at once (AVX-512 where the CPU has it): the same checksums. */
+START_TEST(four_plain_checksums_equal_xxh64_of_the_bytes)
+{
+	uint8_t page[CONTENT_PAGE_SIZE];
+	struct wl_rng rng = wl_rng_stream(5, 2);
+
+	for (int i = 0; i < 50; i++) {
+		uint64_t word[4];
+		uint32_t sum[4];
+
+		for (int k = 0; k < 4; k++)
+			word[k] = i == 0 ? (uint64_t)k : wl_rng_next(&rng) >> (k % 2);
+		sim_plain_checksums_batch(word, (unsigned)(i % 4 + 1), sum);
+		for (int k = 0; k <= i % 4; k++) {
+			content_fill(page, word[k]);
+			ck_assert_uint_eq(sum[k], content_checksum(page));
+		}
+	}
+}
+END_TEST
+
 /* Apply the same random writes to real pages and to tokens; compare. */
 START_TEST(tokens_agree_with_real_bytes)
 {
@@ -79,6 +100,61 @@ START_TEST(tokens_agree_with_real_bytes)
 	for (int p = 0; p < NPAGES; p++)
 		sim_content_unref(&cs, token[p]);
 	ck_assert_uint_eq(cs.live, 0); /* every patched content was released */
+	sim_content_store_free(&cs);
+}
+END_TEST
+
+/*
+ * Writes that overlap, straddle and end the page: contents that fit the
+ * entry's 8-byte window (at the page's last word too) and contents that
+ * spill out of it must agree with the real bytes, in order and checksum.
+ */
+START_TEST(inline_and_spilled_patches_agree_with_real_bytes)
+{
+	enum { NPAGES = 4, ROUNDS = 4000 };
+	struct sim_content_store cs;
+	static uint8_t real[NPAGES][CONTENT_PAGE_SIZE];
+	uint64_t token[NPAGES];
+	struct wl_rng rng = wl_rng_stream(11, 3);
+
+	ck_assert_int_eq(sim_content_store_init(&cs), 0);
+	for (int p = 0; p < NPAGES; p++) {
+		token[p] = UINT64_C(0x0101010101010101) * (uint64_t)(p % 2 + 1);
+		content_fill(real[p], token[p]);
+	}
+	for (int round = 0; round < ROUNDS; round++) {
+		int p = (int)wl_rng_below(&rng, NPAGES), q = (int)wl_rng_below(&rng, NPAGES);
+		uint32_t offset = wl_rng_below(&rng, 2) ? CONTENT_MAX_OFFSET - (uint32_t)wl_rng_below(&rng, 12)
+						      : (uint32_t)wl_rng_below(&rng, 12);
+		/* bytes of 1 or 2: some equal the base's, some not */
+		uint64_t value = 0, t;
+		uint8_t mat[CONTENT_PAGE_SIZE];
+
+		for (int k = 0; k < 8; k++)
+			value |= (wl_rng_below(&rng, 2) + 1) << (8 * k);
+		t = sim_content_after_write(&cs, token[p], offset, value);
+		ck_assert_uint_ne(t, UINT64_MAX);
+		sim_content_ref(&cs, t);
+		sim_content_unref(&cs, token[p]);
+		token[p] = t;
+		content_write(real[p], offset, value);
+
+		sim_content_materialize(&cs, token[p], mat);
+		ck_assert_mem_eq(mat, real[p], CONTENT_PAGE_SIZE);
+		ck_assert_int_eq(sign(sim_content_cmp(&cs, token[p], token[q])),
+				 sign(memcmp(real[p], real[q], CONTENT_PAGE_SIZE)));
+		ck_assert_int_eq(token[p] == token[q],
+				 memcmp(real[p], real[q], CONTENT_PAGE_SIZE) == 0);
+		ck_assert_uint_eq(sim_content_checksum(&cs, token[p]), content_checksum(real[p]));
+		for (uint32_t k = 0; k < 16; k++) {
+			uint32_t o = offset + k < CONTENT_PAGE_SIZE ? offset + k : offset - k;
+
+			ck_assert_uint_eq(sim_content_byte(&cs, token[p], o), real[p][o]);
+		}
+	}
+	for (int p = 0; p < NPAGES; p++)
+		sim_content_unref(&cs, token[p]);
+	ck_assert_uint_eq(cs.live, 0);
 	sim_content_store_free(&cs);
 }
 END_TEST
@@ -319,7 +395,9 @@ static Suite *sim_content_suite(void)
 	TCase *tc = tcase_create("content");
 
 	tcase_add_test(tc, plain_checksum_equals_xxh64_of_the_bytes);
+	tcase_add_test(tc, four_plain_checksums_equal_xxh64_of_the_bytes);
 	tcase_add_test(tc, tokens_agree_with_real_bytes);
+	tcase_add_test(tc, inline_and_spilled_patches_agree_with_real_bytes);
 	tcase_add_test(tc, writing_the_old_bytes_back_restores_the_plain_token);
 	tcase_add_test(tc, overwriting_every_word_gives_the_other_plain_token);
 	tcase_add_test(tc, equal_bytes_from_different_bases_share_one_token);
