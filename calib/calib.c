@@ -20,8 +20,9 @@
 void calib_options_init(struct calib_options *opt)
 {
 	memset(opt, 0, sizeof(*opt));
-	opt->pages = 20000;
+	opt->pages = 65536;
 	opt->runs = 7;
+	opt->repeats = 3;
 	opt->kernel = true;
 }
 
@@ -290,12 +291,14 @@ static void work_row(const struct sim_work *now, const struct sim_work *before, 
 	row[U_BATCH] = (double)(now->batches - before->batches);
 }
 
+#define MAX_EQUATIONS 256
+
 struct system {
-	double a[256 * U_COUNT], b[256];
-	double idle[256];  /* wall time between the rows not spent by ksmd, ns */
-	bool steps[256];   /* the workload had steps after that scan (pauses) */
-	char name[256][32];
-	uint64_t scan[256];
+	double a[MAX_EQUATIONS * U_COUNT], b[MAX_EQUATIONS];
+	double idle[MAX_EQUATIONS]; /* wall time between the rows not spent by ksmd, ns */
+	bool steps[MAX_EQUATIONS];  /* the workload had steps after that scan (pauses) */
+	char name[MAX_EQUATIONS][32];
+	uint64_t scan[MAX_EQUATIONS];
 	size_t m;
 };
 
@@ -307,6 +310,28 @@ static void note(const struct calib_options *opt, const char *what)
 		return;
 	snprintf(line, sizeof(line), "calibrate: %s", what);
 	opt->note(line, opt->note_arg);
+}
+
+/* One equation per valid scan row of the kernel's @kt (the work of that scan
+ * from the simulator's @log, ksmd's measured CPU time). */
+static void add_equations(const struct calib_workload *cw, const struct workload *wl,
+			  const struct work_log *log, const struct trace *kt, struct system *sys)
+{
+	for (size_t i = 1; i < kt->nrows && i < log->n; i++) {
+		const struct trace_row *r = &kt->row[i], *p = &kt->row[i - 1];
+
+		if (r->kind != TRACE_ROW_SCAN || p->kind != TRACE_ROW_SCAN || !r->valid ||
+		    r->scan < cw->first_scan || sys->m >= MAX_EQUATIONS)
+			continue;
+		work_row(&log->w[r->scan], &log->w[r->scan - 1], &sys->a[sys->m * U_COUNT]);
+		sys->b[sys->m] = (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns);
+		sys->idle[sys->m] = (double)(r->time_ns - p->time_ns) - sys->b[sys->m];
+		/* rows without a plain 20 ms sleep a scan say nothing about sleeps */
+		sys->steps[sys->m] = wl->nwriters > 0 || strcmp(cw->name, "batches") == 0;
+		snprintf(sys->name[sys->m], sizeof(sys->name[0]), "%s", cw->name);
+		sys->scan[sys->m] = r->scan;
+		sys->m++;
+	}
 }
 
 /* Run one calibration workload on both engines and add its equations. */
@@ -343,28 +368,18 @@ static int run_workload(const struct calib_options *opt, const struct calib_work
 	}
 	kb_options_init(&kopt);
 	kopt.force = opt->force;
-	status = kb_run(wl, &kopt, &kres, msg, sizeof(msg));
-	if (status != KB_OK) {
-		snprintf(res->kernel_skip, sizeof(res->kernel_skip), "%s", msg);
-		rc = status == KB_SKIPPED ? 1 : -1;
-		if (rc < 0)
-			snprintf(err, errlen, "calibration workload %s: kernel: %s", cw->name, msg);
-		goto out;
-	}
-	for (size_t i = 1; i < kres.trace->nrows && i < log.n; i++) {
-		const struct trace_row *r = &kres.trace->row[i], *p = &kres.trace->row[i - 1];
-
-		if (r->kind != TRACE_ROW_SCAN || p->kind != TRACE_ROW_SCAN || !r->valid ||
-		    r->scan < cw->first_scan || sys->m >= 256)
-			continue;
-		work_row(&log.w[r->scan], &log.w[r->scan - 1], &sys->a[sys->m * U_COUNT]);
-		sys->b[sys->m] = (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns);
-		sys->idle[sys->m] = (double)(r->time_ns - p->time_ns) - sys->b[sys->m];
-		/* rows without a plain 20 ms sleep a scan say nothing about sleeps */
-		sys->steps[sys->m] = wl->nwriters > 0 || strcmp(cw->name, "batches") == 0;
-		snprintf(sys->name[sys->m], sizeof(sys->name[0]), "%s", cw->name);
-		sys->scan[sys->m] = r->scan;
-		sys->m++;
+	for (unsigned rep = 0; rep < (opt->repeats ? opt->repeats : 1); rep++) {
+		status = kb_run(wl, &kopt, &kres, msg, sizeof(msg));
+		if (status != KB_OK) {
+			snprintf(res->kernel_skip, sizeof(res->kernel_skip), "%s", msg);
+			rc = status == KB_SKIPPED ? 1 : -1;
+			if (rc < 0)
+				snprintf(err, errlen, "calibration workload %s: kernel: %s", cw->name,
+					 msg);
+			goto out;
+		}
+		add_equations(cw, wl, &log, kres.trace, sys);
+		kb_result_free(&kres);
 	}
 	rc = 0;
 out:
@@ -398,7 +413,7 @@ static uint64_t kernel_hz(uint64_t fallback)
  */
 static void fit_sleep(const struct system *sys, struct sim_costs *c)
 {
-	double v[256], tick = 1e9 / (double)c->hz;
+	double v[MAX_EQUATIONS], tick = 1e9 / (double)c->hz;
 	double jiffies = ceil(20.0 * (double)c->hz / 1000.0);
 	unsigned n = 0;
 

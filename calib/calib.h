@@ -25,8 +25,10 @@
 #include "sim.h"
 
 struct calib_options {
-	uint64_t pages;     /* pages per calibration workload (default 20000) */
+	uint64_t pages;     /* pages per calibration workload (default 65536) */
 	unsigned runs;      /* microbenchmark repetitions, median taken (default 7) */
+	unsigned repeats;   /* kernel runs of each calibration workload, every scan
+			       of each an equation of the fit (default 3) */
 	bool kernel;        /* also run the kernel workloads (needs root) */
 	bool force;         /* run the kernel side although others use KSM */
 	void (*note)(const char *line, void *arg); /* progress notes (may be NULL) */

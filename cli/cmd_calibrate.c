@@ -63,6 +63,7 @@ int cmd_calibrate(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "pages", required_argument, NULL, 'p' },
 		{ "runs", required_argument, NULL, 'r' },
+		{ "repeats", required_argument, NULL, 'R' },
 		{ "no-kernel", no_argument, NULL, 'n' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -92,6 +93,13 @@ int cmd_calibrate(int argc, char **argv)
 			opt.runs = (unsigned)atoi(optarg);
 			if (opt.runs < 1 || opt.runs > 101) {
 				cli_error("calibrate: --runs wants 1 to 101");
+				return CLI_USAGE;
+			}
+			break;
+		case 'R':
+			opt.repeats = (unsigned)atoi(optarg);
+			if (opt.repeats < 1 || opt.repeats > 20) {
+				cli_error("calibrate: --repeats wants 1 to 20");
 				return CLI_USAGE;
 			}
 			break;

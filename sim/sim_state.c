@@ -27,21 +27,22 @@ void sim_config_default(struct sim_config *cfg)
 	cfg->detector = WL_DETECTOR_CHECKSUM;
 	cfg->nr_nodes = 1;
 	cfg->thp_dirty = SIM_THP_DIRTY_ALL;
-	/* measured by ksmkit calibrate on the project's test machine (6.18, x86) */
+	/* measured by ksmkit calibrate on the project's test machine (6.18, x86;
+	 * 65536 pages, 3 repeats, rounded medians of three calibrations) */
 	cfg->costs = (struct sim_costs){
 		.hz = 250,
-		.visit_ns = 265,
-		.checksum_ns = 760,
-		.memcmp_byte_ns = 0.09,
+		.visit_ns = 260,
+		.checksum_ns = 620,
+		.memcmp_byte_ns = 0.1,
 		.tree_level_ns = 200,
-		.dirty_test_ns = 42,
-		.tlb_flush_ns = 17,
-		.thp_flush_ns = 17,
-		.merge_ns = 900,
+		.dirty_test_ns = 42.5,
+		.tlb_flush_ns = 16,
+		.thp_flush_ns = 16,
+		.merge_ns = 1000,
 		.thp_split_ns = 20000,
 		.skip_ns = 60,
 		.batch_ns = 15000,
-		.sleep_adjust_ns = 2200000,
+		.sleep_adjust_ns = 2650000,
 	};
 }
 
