@@ -247,7 +247,7 @@ static int write_csv(const struct sweep_def *d, const struct sweep_point_result 
 	if (!f)
 		return fail(err, errlen, "%s: %s", path, strerror(errno));
 	fprintf(f, "# ksmkit sweep %s: %s\n# x: %s; y: %s\n", d->name, d->title, d->xlabel,
-		ratios ? "ratio of medians' runs (per repetition)" : d->ylabel);
+		ratios ? "ratios, each taken within one repetition" : d->ylabel);
 	sweep_write_header(f);
 	for (size_t i = 0; i < d->npoints; i++) {
 		if (!ratios)
@@ -322,7 +322,7 @@ int sweep_write_results(const struct sweep_def *d, const struct sweep_point_resu
 			return -1;
 	}
 #ifdef HAVE_PLOT
-	if (!d->xname) { /* named points (a table of workloads) are not a curve */
+	if (!d->xname || d->npoints <= 4) { /* a long table of named points is no chart */
 		snprintf(path, sizeof(path), "%s/%s.png", dir, d->name);
 		if (write_chart(d, res, path, err, errlen) != 0)
 			return -1;

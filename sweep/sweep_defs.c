@@ -710,6 +710,11 @@ static void predict_explain(const struct sweep_def *d, const struct sweep_env *e
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct sweep_def sweeps[] = {
+	{ "predict", "the simulator's scan speed vs the kernel's on the validation workloads",
+	  "Predicted vs measured scan speed on the validation workloads", "workload",
+	  "MiB scanned per second (wall clock)", false, true, predict_x, N(predict_x),
+	  predict_names, kernel_sim_series, N(kernel_sim_series), sim_over_kernel,
+	  N(sim_over_kernel), predict_text, wall_speed_run, predict_explain },
 	{ "volatile", "ksmd scan speed vs the fraction of pages rewritten between scans",
 	  "KSM scan speed vs volatile fraction (256 MiB, half without dirty bits)",
 	  "fraction of pages rewritten before every scan", "MiB scanned per ksmd CPU second",
@@ -734,11 +739,6 @@ static const struct sweep_def sweeps[] = {
 	  "NUMA nodes holding equal pages", "pages_shared after 3 scans", false, true, numa_x,
 	  N(numa_x), NULL, numa_series, N(numa_series), numa_ratios, N(numa_ratios), numa_text,
 	  numa_run, NULL },
-	{ "predict", "the simulator's scan speed vs the kernel's on the validation workloads",
-	  "Predicted vs measured scan speed on the validation workloads", "workload",
-	  "MiB scanned per second (wall clock)", false, true, predict_x, N(predict_x),
-	  predict_names, kernel_sim_series, N(kernel_sim_series), sim_over_kernel,
-	  N(sim_over_kernel), predict_text, wall_speed_run, predict_explain },
 };
 
 _Static_assert(N(nai_xia_names) == N(nai_xia_x), "a name per nai-xia point");
