@@ -234,7 +234,7 @@ int calib_solve(const double *a, const double *b, size_t m, size_t n, double *x)
 
 /* --- calibration workloads ---------------------------------------------------- */
 
-enum unknown { U_VISIT, U_CHECKSUM, U_MEMCMP, U_LEVEL, U_MERGE, U_BATCH, U_COUNT };
+enum unknown { U_VISIT, U_VISIT_PMD, U_CHECKSUM, U_MEMCMP, U_LEVEL, U_MERGE, U_BATCH, U_COUNT };
 
 struct calib_workload {
 	const char *name;
@@ -255,6 +255,11 @@ static const struct calib_workload workloads[] = {
 	{ "volatile", "[global]\nscans = 5\nsmart_scan = 0\npages_to_scan = 1000000\n"
 		      "sleep_millisecs = 20\n[region a]\npages = %llu\nfill = same\nvalue = 5\n"
 		      "[writer w]\nregion = a\noffset = 4088\nvalue = fresh\nwhen = every-scan\n", 2 },
+	/* the same in THPs: what a visit costs where the walk ends at a PMD */
+	{ "volatile-thp", "[global]\nscans = 5\nsmart_scan = 0\npages_to_scan = 1000000\n"
+			  "sleep_millisecs = 20\n[region a]\npages = %llu\nfill = same\nvalue = 5\n"
+			  "thp = always\n[writer w]\nregion = a\noffset = 4088\nvalue = fresh\n"
+			  "when = every-scan\n", 2 },
 	{ "late-differ", "[global]\nscans = 5\nsmart_scan = 0\npages_to_scan = 1000000\n"
 			 "sleep_millisecs = 20\n[region a]\npages = %llu\nfill = same\nvalue = 5\n"
 			 "[event e]\nat = after-scan:0\naction = write\nregion = a\noffset = 4088\n"
@@ -283,7 +288,9 @@ static void log_work(void *arg, uint64_t scan, const struct sim *s, const int *m
 /* One equation per scan: the work of that scan, by unknown. */
 static void work_row(const struct sim_work *now, const struct sim_work *before, double *row)
 {
-	row[U_VISIT] = (double)(now->visits - before->visits);
+	row[U_VISIT] = (double)((now->visits - now->pmd_visits) -
+				(before->visits - before->pmd_visits));
+	row[U_VISIT_PMD] = (double)(now->pmd_visits - before->pmd_visits);
 	row[U_CHECKSUM] = (double)(now->checksums - before->checksums);
 	row[U_MEMCMP] = (double)(now->memcmp_bytes - before->memcmp_bytes);
 	row[U_LEVEL] = (double)(now->tree_levels - before->tree_levels);
@@ -428,6 +435,8 @@ static void apply_fit(const double *x, struct sim_costs *c)
 {
 	if (x[U_VISIT] > 0)
 		c->visit_ns = x[U_VISIT];
+	if (x[U_VISIT_PMD] > 0)
+		c->visit_pmd_ns = x[U_VISIT_PMD];
 	if (x[U_CHECKSUM] > 0)
 		c->checksum_ns = x[U_CHECKSUM];
 	if (x[U_MEMCMP] > 0)

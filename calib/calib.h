@@ -6,10 +6,12 @@
  * and (through /proc/self/clear_refs, which walks PTEs clearing a bit and
  * flushing the TLB as a dirty-bit detector would) the test and the
  * test-and-clear of a PTE bit. Then the real ksmd runs calibration workloads
- * (identical pages at rest, unique pages, all-volatile pages, an idle ksmd);
+ * (identical pages at rest, unique pages, all-volatile pages in 4 KiB pages
+ * and in THPs, an idle ksmd);
  * the simulator runs the same workloads and counts the work of each kind in
  * every scan; a least-squares fit of ksmd's measured CPU time per scan
- * against those counts gives the remaining costs (a page visit, a tree
+ * against those counts gives the remaining costs (a page visit, one in a
+ * PMD-mapped THP, a tree
  * level, a merge, a batch), and the idle run gives how long a sleep really
  * lasts. The calibration workloads are generated here and are not shipped:
  * the shipped workloads stay free to validate the model.

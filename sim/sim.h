@@ -42,6 +42,7 @@ struct sim;
 struct sim_costs {
 	uint64_t hz;           /* kernel tick rate: sleeps round up to jiffies */
 	double visit_ns;       /* find the next page: VMA, PTE walk, rmap_item */
+	double visit_pmd_ns;   /* the same for a subpage of a PMD-mapped THP */
 	double checksum_ns;    /* xxh64 over one 4 KiB page */
 	double memcmp_byte_ns; /* memcmp, per byte compared (until a difference) */
 	double tree_level_ns;  /* one node of a tree walk, beside its memcmp */
@@ -66,6 +67,7 @@ int sim_costs_write(const struct sim_costs *costs, const char *comment, FILE *ou
 /* The work ksmd did, by kind (what the cost model charges for). */
 struct sim_work {
 	uint64_t visits;        /* eligible pages the scanner stopped at (skips too) */
+	uint64_t pmd_visits;    /* of those, subpages of PMD-mapped THPs */
 	uint64_t checksums;     /* pages hashed (4 KiB each) */
 	uint64_t memcmp_bytes;  /* bytes compared until the first difference */
 	uint64_t tree_levels;   /* tree nodes visited */

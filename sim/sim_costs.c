@@ -18,6 +18,8 @@ static const struct {
 	const char *doc;
 } cost_field[] = {
 	{ "visit_ns", offsetof(struct sim_costs, visit_ns), "find the next page (VMA, PTE, rmap_item)" },
+	{ "visit_pmd_ns", offsetof(struct sim_costs, visit_pmd_ns),
+	  "the same, a subpage of a PMD-mapped THP" },
 	{ "checksum_ns", offsetof(struct sim_costs, checksum_ns), "xxh64 of one 4 KiB page" },
 	{ "memcmp_byte_ns", offsetof(struct sim_costs, memcmp_byte_ns), "memcmp, per byte" },
 	{ "tree_level_ns", offsetof(struct sim_costs, tree_level_ns), "one tree node, beside memcmp" },

@@ -262,6 +262,18 @@ static bool page_is_eligible(const struct sim *s, uint32_t slot)
 	return (p->pte & PTE_PRESENT) && !(p->pte & PTE_KSM_ZERO);
 }
 
+/* A visit costs less where the page table ends at a PMD (a THP). */
+static void charge_visit(struct sim *s, uint32_t slot)
+{
+	s->work.visits++;
+	if (s->frame[s->page[slot].frame].flags & FRAME_LARGE) {
+		s->work.pmd_visits++;
+		sim_charge(s, s->cfg.costs.visit_pmd_ns);
+	} else {
+		sim_charge(s, s->cfg.costs.visit_ns);
+	}
+}
+
 /*
  * Walk @mm's mergeable pages from the cursor's address. Returns true with the
  * page slot of the next page to process; false at the end of the mm.
@@ -285,8 +297,7 @@ static bool walk_mm(struct sim *s, uint32_t mm, uint32_t *out)
 			s->scan.address = vpn + 1;
 			if (!a->anon_vma || !page_is_eligible(s, slot))
 				continue;
-			s->work.visits++;
-			sim_charge(s, s->cfg.costs.visit_ns);
+			charge_visit(s, slot);
 			get_rmap_item(s, mm, i, vpn);
 			if (should_skip(s, slot))
 				continue;

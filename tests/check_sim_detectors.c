@@ -243,6 +243,46 @@ START_TEST(the_dirty_bit_is_cheaper_on_volatile_pages)
 }
 END_TEST
 
+/* ksmd's CPU time for the first full scan of @b, in one batch (time is
+ * charged when a batch ends). */
+static uint64_t first_scan_cost(struct box *b)
+{
+	sim_knob_store(b->s, WL_KNOB_PAGES_TO_SCAN, 1024);
+	sim_ksmd_batch(b->s);
+	ck_assert_uint_eq(sim_full_scans(b->s), 1);
+	return sim_ksmd_cpu_ns(b->s);
+}
+
+START_TEST(a_visit_in_a_thp_costs_visit_pmd_ns)
+{
+	struct box small = make(WL_DETECTOR_CHECKSUM, SIM_THP_DIRTY_ALL, 512, false, true);
+	struct box huge = make(WL_DETECTOR_CHECKSUM, SIM_THP_DIRTY_ALL, 512, true, true);
+	struct box split = make(WL_DETECTOR_DIRTY, SIM_THP_DIRTY_SPLIT, 512, true, true);
+	struct sim_config cfg;
+	uint64_t cost_small, cost_huge;
+
+	sim_config_default(&cfg);
+	ck_assert(cfg.costs.visit_pmd_ns < cfg.costs.visit_ns);
+	/* the first scan hashes every page in both: only the walk differs */
+	cost_small = first_scan_cost(&small);
+	cost_huge = first_scan_cost(&huge);
+	ck_assert_uint_eq(work(small.s).pmd_visits, 0);
+	ck_assert_uint_eq(work(huge.s).pmd_visits, 512);
+	ck_assert_uint_eq(work(huge.s).visits, 512);
+	ck_assert_uint_eq(cost_small - cost_huge,
+			  (uint64_t)(512 * (cfg.costs.visit_ns - cfg.costs.visit_pmd_ns) + 0.5));
+	/* a split THP's subpages are walked to their PTEs from then on */
+	full_scan(split.s);
+	full_scan(split.s);
+	ck_assert_uint_ge(work(split.s).thp_splits, 1);
+	ck_assert_uint_eq(work(split.s).visits, 1024);
+	ck_assert_uint_le(work(split.s).pmd_visits, 512);
+	sim_free(small.s);
+	sim_free(huge.s);
+	sim_free(split.s);
+}
+END_TEST
+
 START_TEST(cost_files_round_trip_and_reject_nonsense)
 {
 	char path[] = "/tmp/check_costs_XXXXXX", err[256];
@@ -289,6 +329,7 @@ int main(void)
 	tcase_add_test(tc, hybrid_uses_the_dirty_bit_where_it_is_tracked);
 	tcase_add_test(tc, thp_policies_of_the_dirty_rule);
 	tcase_add_test(tc, the_dirty_bit_is_cheaper_on_volatile_pages);
+	tcase_add_test(tc, a_visit_in_a_thp_costs_visit_pmd_ns);
 	tcase_add_test(tc, cost_files_round_trip_and_reject_nonsense);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
