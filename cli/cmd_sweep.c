@@ -314,6 +314,35 @@ static void emit_jobs(const struct sweep_args *a, const struct sweep_def *d)
 	}
 }
 
+/* The summary table and the sweep's explanation, to @out. */
+static void write_summary(const struct sweep_def *d, const struct sweep_env *env,
+			  const struct sweep_point_result *res, FILE *out)
+{
+	sweep_write_summary(d, res, out);
+	if (d->explain)
+		d->explain(d, env, out);
+}
+
+/* The summary kept beside the CSV files as DIR/NAME.txt. */
+static int save_summary(const struct sweep_args *a, const struct sweep_def *d,
+			const struct sweep_env *env, const struct sweep_point_result *res)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.txt", a->dir, d->name);
+	f = fopen(path, "w");
+	if (!f)
+		goto fail;
+	write_summary(d, env, res, f);
+	if (fclose(f) != 0)
+		goto fail;
+	return 0;
+fail:
+	cli_error("sweep: %s: %s", path, strerror(errno));
+	return -1;
+}
+
 /* Results, charts and the summary of one sweep's measured points. */
 static int finish(const struct sweep_args *a, const struct sweep_def *d,
 		  const struct sweep_env *env, const struct sweep_point_result *res)
@@ -332,9 +361,9 @@ static int finish(const struct sweep_args *a, const struct sweep_def *d,
 		cli_error("sweep: %s", err);
 		return CLI_FAILED;
 	}
-	sweep_write_summary(d, res, stdout);
-	if (d->explain)
-		d->explain(d, env, stdout);
+	if (save_summary(a, d, env, res) != 0)
+		return CLI_FAILED;
+	write_summary(d, env, res, stdout);
 	printf("(results in %s/%s*)\n\n", a->dir, d->name);
 	fflush(stdout);
 	return CLI_OK;

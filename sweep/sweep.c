@@ -248,6 +248,8 @@ static int write_csv(const struct sweep_def *d, const struct sweep_point_result 
 		return fail(err, errlen, "%s: %s", path, strerror(errno));
 	fprintf(f, "# ksmkit sweep %s: %s\n# x: %s; y: %s\n", d->name, d->title, d->xlabel,
 		ratios ? "ratios, each taken within one repetition" : d->ylabel);
+	for (size_t i = 0; d->xname && i < d->npoints; i++)
+		fprintf(f, "# x = %g: %s\n", d->x[i], d->xname[i]);
 	sweep_write_header(f);
 	for (size_t i = 0; i < d->npoints; i++) {
 		if (!ratios)
