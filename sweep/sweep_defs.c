@@ -350,7 +350,7 @@ static int nai_xia_text(const struct sweep_def *d, size_t point, size_t series,
 	(void)errlen;
 	snprintf(name, namelen, "sweep-nai-xia-%s.wl", point ? "thp" : "4k");
 	add(t, "[global]\ndescription = Nai Xia 2011: memset 1, random writes near the end of "
-	       "every page, ksmd busy\ntime = 2s\nsmart_scan = 0   # 2011 had none\n"
+	       "every page, ksmd busy\ntime = 1s\nsmart_scan = 0   # 2011 had none\n"
 	       "pages_to_scan = 1000\nsleep_millisecs = 0\n"
 	       "detector = %s\n",
 	    detector_of_series[series]);
@@ -358,7 +358,7 @@ static int nai_xia_text(const struct sweep_def *d, size_t point, size_t series,
 	       "thp = %s\n",
 	    (unsigned long long)scaled(env, 256), point ? "always" : "never");
 	add(t, "\n[writer scribble]\nregion = area\npages = all\noffset = random:4000-4088\n"
-	       "value = fresh\nwhen = continuous\nrate = 4000000/s\n");
+	       "value = fresh\nwhen = continuous\nrate = 10000000/s\n");
 	return 0;
 }
 
