@@ -263,10 +263,6 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			  "(TCG), not KSM");
 		return CLI_USAGE;
 	}
-	if (a->guest && a->dirty_path) {
-		cli_error("run: --soft-dirty is not available with --guest");
-		return CLI_USAGE;
-	}
 	return CLI_OK;
 }
 
@@ -288,6 +284,7 @@ static int run_in_guest(const struct run_args *a, const struct workload *wl,
 	g.dir = kg_default_dir(GUEST_BUILD_DIR);
 	g.pages = a->opt.pages != KB_PAGES_NONE;
 	g.per_batch = a->opt.per_batch;
+	g.soft_dirty = a->opt.soft_dirty;
 	g.note = print_note;
 	g.keep = getenv("KSMKIT_GUEST_KEEP") != NULL;
 	status = kg_run(&wl, 1, &g, &session, msg, len);

@@ -47,6 +47,8 @@ struct kg_options {
 	const char *qemu;      /* the qemu binary; NULL: qemu-system-x86_64 on PATH */
 	bool pages;            /* capture the page partition after every scan */
 	bool per_batch;        /* rows after every batch too (needs pages_scanned) */
+	bool soft_dirty;       /* capture soft-dirty sets per scan interval (the
+				  guest's kernel tracks them where the host's may not) */
 	bool keep;             /* keep the temporary directory (console log) */
 	kb_note_fn note;       /* notes from the host side and the guest; may be NULL */
 	void *note_arg;

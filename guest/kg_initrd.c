@@ -95,7 +95,8 @@ static char *job_text(const struct workload *const *wls, size_t n, const struct 
 
 	if (!f)
 		return NULL;
-	fprintf(f, "%s\npages %d\nper-batch %d\n", KG_JOB_MAGIC, opt->pages, opt->per_batch);
+	fprintf(f, "%s\npages %d\nper-batch %d\nsoft-dirty %d\n", KG_JOB_MAGIC, opt->pages,
+		opt->per_batch, opt->soft_dirty);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "workload %zu %s\n", i, wls[i]->path);
 	if (fclose(f) != 0) {

@@ -7,7 +7,8 @@
  * The job, in KG_JOB_DIR of the initramfs:
  *   job          "ksmkit-guest-job 1", then one option per line:
  *                "pages 0|1" (capture the page partition after every scan),
- *                "per-batch 0|1", then "workload INDEX NAME" per workload
+ *                "per-batch 0|1", "soft-dirty 0|1" (capture the pages written
+ *                in every scan interval), then "workload INDEX NAME" per workload
  *                (NAME, the rest of the line, is the host's file name, used
  *                in every message so they read as on the host)
  *   INDEX.wl     that workload's text, exactly as the host read it
@@ -26,6 +27,8 @@
  *     = SCAN PROC REGION PAGE   a run starts at this page ...
  *     PFN FLAGS                 ... one line per page, pages consecutive,
  *                               PFN and FLAGS (KB_PAGE_*) in hexadecimal
+ *   dirty COUNT               then COUNT soft-dirty pages, one a line:
+ *     SCAN PROC REGION PAGE     (struct kb_dirty_page)
  *   end INDEX
  *   done                      the guest finished every workload
  * A results file without "done" means the guest died or timed out.

@@ -87,20 +87,37 @@ static int read_trace(struct reader *r, struct kg_run *run, char *msg, size_t le
 	return 0;
 }
 
+/*
+ * A "KEY COUNT" line opening @count entries of @size bytes, into @*array
+ * (left NULL when COUNT is 0). 0, or -1 with a message.
+ */
+static int read_counted(struct reader *r, const char *key, size_t size, void **array,
+			size_t *count, char *msg, size_t len)
+{
+	const char *v = value_of(r, key);
+	unsigned long long n;
+	char *end, what[64];
+
+	*array = NULL;
+	if (!v || (n = strtoull(v, &end, 10), *end)) {
+		snprintf(what, sizeof what, "expected '%s COUNT'", key);
+		return bad(r, msg, len, what);
+	}
+	*count = (size_t)n;
+	if (n && !(*array = calloc(n, size)))
+		return kg_fail(msg, len, "out of memory");
+	return 0;
+}
+
 static int read_pages(struct reader *r, struct kg_run *run, char *msg, size_t len)
 {
-	const char *v = value_of(r, "pages");
 	struct kb_page at = { 0 };
-	unsigned long long count;
-	char *end;
+	void *array;
+	size_t count;
 
-	if (!v || (count = strtoull(v, &end, 10), *end))
-		return bad(r, msg, len, "expected 'pages COUNT'");
-	if (count == 0)
-		return 0;
-	run->result.pages = calloc(count, sizeof *run->result.pages);
-	if (!run->result.pages)
-		return kg_fail(msg, len, "out of memory");
+	if (read_counted(r, "pages", sizeof(struct kb_page), &array, &count, msg, len) != 0)
+		return -1;
+	run->result.pages = array;
 	for (size_t i = 0; i < count;) {
 		const char *line = next_line(r);
 		uint64_t pfn;
@@ -121,6 +138,28 @@ static int read_pages(struct reader *r, struct kg_run *run, char *msg, size_t le
 		run->result.pages[i++] = at;
 		run->result.npages = i;
 		at.page++;
+	}
+	return 0;
+}
+
+static int read_dirty(struct reader *r, struct kg_run *run, char *msg, size_t len)
+{
+	void *array;
+	size_t count;
+
+	if (read_counted(r, "dirty", sizeof(struct kb_dirty_page), &array, &count, msg, len) != 0)
+		return -1;
+	run->result.dirty = array;
+	for (size_t i = 0; i < count; i++) {
+		const char *line = next_line(r);
+		struct kb_dirty_page *d = &run->result.dirty[i];
+
+		if (!line)
+			return bad(r, msg, len, "the soft-dirty captures are cut short");
+		if (sscanf(line, "%" SCNu64 " %" SCNu32 " %" SCNu32 " %" SCNu64, &d->scan, &d->proc,
+			   &d->region, &d->page) != 4)
+			return bad(r, msg, len, "expected 'SCAN PROC REGION PAGE'");
+		run->result.ndirty = i + 1;
 	}
 	return 0;
 }
@@ -149,7 +188,8 @@ static int read_run(struct reader *r, struct kg_session *s, size_t index, char *
 	if (!(v = value_of(r, "message")))
 		return bad(r, msg, len, "expected 'message TEXT'");
 	snprintf(run->message, sizeof run->message, "%s", v);
-	if (read_trace(r, run, msg, len) != 0 || read_pages(r, run, msg, len) != 0)
+	if (read_trace(r, run, msg, len) != 0 || read_pages(r, run, msg, len) != 0 ||
+	    read_dirty(r, run, msg, len) != 0)
 		return -1;
 	if (!(v = value_of(r, "end")))
 		return bad(r, msg, len, "expected 'end INDEX'");

@@ -29,6 +29,7 @@
 struct job {
 	bool pages;     /* capture the page partition after every scan */
 	bool per_batch; /* rows after every batch too */
+	bool soft_dirty; /* capture soft-dirty sets per scan interval */
 	size_t n;       /* workloads */
 	char **name;    /* the host's file names */
 };
@@ -72,6 +73,8 @@ static int job_read(const char *dir, struct job *job, char *msg, size_t len)
 			job->pages = flag;
 		} else if (sscanf(line, "per-batch %d", &flag) == 1) {
 			job->per_batch = flag;
+		} else if (sscanf(line, "soft-dirty %d", &flag) == 1) {
+			job->soft_dirty = flag;
 		} else if (sscanf(line, "workload %zu %n", &index, &at) == 1 && index == job->n) {
 			grown = realloc(job->name, (job->n + 1) * sizeof *grown);
 			if (!grown)
@@ -150,6 +153,17 @@ static void put_pages(FILE *out, const struct kb_result *res)
 	}
 }
 
+static void put_dirty(FILE *out, const struct kb_result *res)
+{
+	fprintf(out, "dirty %zu\n", res->ndirty);
+	for (size_t i = 0; i < res->ndirty; i++) {
+		const struct kb_dirty_page *d = &res->dirty[i];
+
+		fprintf(out, "%" PRIu64 " %" PRIu32 " %" PRIu32 " %" PRIu64 "\n", d->scan, d->proc,
+			d->region, d->page);
+	}
+}
+
 static void put_trace(FILE *out, struct trace *t)
 {
 	char *text = NULL;
@@ -192,6 +206,7 @@ static void run_one(const char *dir, const struct job *job, size_t index, FILE *
 	kb_options_init(&opt);
 	opt.pages = job->pages ? KB_PAGES_EVERY_SCAN : KB_PAGES_NONE;
 	opt.per_batch = job->per_batch;
+	opt.soft_dirty = job->soft_dirty;
 	opt.note = on_note;
 	opt.note_arg = out;
 	if (read_text(path, &text, &len) != 0) {
@@ -208,6 +223,7 @@ static void run_one(const char *dir, const struct job *job, size_t index, FILE *
 	put_line(out, "message", msg);
 	put_trace(out, res.trace);
 	put_pages(out, &res);
+	put_dirty(out, &res);
 	fprintf(out, "end %zu\n", index);
 	fflush(out);
 	kb_result_free(&res);
