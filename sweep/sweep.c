@@ -91,7 +91,7 @@ int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
 		for (size_t s = 0; s < d->nseries; s++) {
 			bool sim = d->series[s].engine == SWEEP_SIM;
 
-			want[s] = r == 0 || !sim;
+			want[s] = r == 0 || (!sim && !d->once);
 			y[r * d->nseries + s] = want[s] ? NAN : y[s]; /* the first run's */
 		}
 		if (d->run(d, point, env, want, &y[r * d->nseries], err, errlen) != 0)

@@ -95,6 +95,9 @@ struct sweep_def {
 	sweep_text_fn text;
 	sweep_run_fn run;
 	sweep_explain_fn explain;
+	bool once;            /* every series is deterministic (the simulator, a
+				 guest's counters): measured in the first
+				 repetition only, its value standing for all */
 };
 
 /*

@@ -21,6 +21,9 @@
  *             number of NUMA nodes the equal pages are spread over: the
  *             simulator, this kernel (where it has the nodes) and the
  *             kernel of a qemu guest with that many nodes (guest.h);
+ *   numa-ksm, numa-merged
+ *             the same groups on 4 nodes, node by node: the KSM pages each
+ *             node holds and the pages merged into them, simulator and guest;
  *   predict   the simulator's scan speed against the kernel's on every
  *             validation workload (the shipped ones; calibration uses its
  *             own, calib/calib.c).
@@ -669,6 +672,271 @@ static int numa_run(const struct sweep_def *d, size_t point, const struct sweep_
 	return numa_guest(d, point, env, want, y, err, errlen);
 }
 
+/* --- numa-ksm, numa-merged: where the KSM pages are, node by node ------------------ */
+
+/*
+ * The numa workload on 4 nodes, seen node by node: how many KSM pages each
+ * node holds (numa-ksm) and how many pages were merged into them
+ * (numa-merged). A KSM page is one of the pages that were merged (the one
+ * already in a tree), so its node is the node of its frame before any
+ * merge: the capture after scan 1, when every page still has its own frame
+ * (first visits only take checksums), tells which. The same inference
+ * serves both engines, and its totals must equal pages_shared and
+ * pages_sharing.
+ */
+#define NUMA_NODES 4
+
+static const double numa_node_x[NUMA_NODES] = { 0, 1, 2, 3 };
+
+static const struct sweep_series numa_node_series[] = {
+	{ "sim mac=1", SWEEP_SIM },
+	{ "sim mac=0", SWEEP_SIM },
+	{ "guest mac=1", SWEEP_GUEST },
+	{ "guest mac=0", SWEEP_GUEST },
+};
+
+static const struct sweep_ratio numa_node_ratios[] = { { 2, 0 }, { 3, 1 } };
+
+/* Every point runs numa's workload with 4 nodes (series 0/2: mac=1, 1/3: mac=0). */
+static int numa_node_text(const struct sweep_def *d, size_t point, size_t series,
+			  const struct sweep_env *env, struct sweep_text *t, char *name,
+			  size_t namelen, char *err, size_t errlen)
+{
+	static const double four[] = { NUMA_NODES };
+	struct sweep_def numa = *d;
+
+	(void)point;
+	numa.x = four;
+	numa.npoints = 1;
+	return numa_text(&numa, 0, series, env, t, name, namelen, err, errlen);
+}
+
+/* Region pages with their frames (a pfn, or a simulator frame id), per scan. */
+struct node_page {
+	uint64_t scan;
+	uint32_t region;
+	uint64_t frame;
+};
+
+struct node_capture {
+	const struct workload *wl;
+	struct node_page *page;
+	size_t n, cap;
+	bool oom;
+};
+
+static void capture_add(struct node_capture *c, uint64_t scan, uint32_t region, uint64_t frame)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 1024;
+		struct node_page *grown = realloc(c->page, cap * sizeof(*grown));
+
+		if (!grown) {
+			c->oom = true;
+			return;
+		}
+		c->page = grown;
+		c->cap = cap;
+	}
+	c->page[c->n++] = (struct node_page){ scan, region, frame };
+}
+
+/* The simulator's scan hook: every mapped region page's frame. */
+static void capture_sim_frames(void *arg, uint64_t scan, const struct sim *s, const int *mm_of)
+{
+	struct node_capture *c = arg;
+
+	for (size_t p = 0; p < c->wl->nprocs; p++) {
+		if (mm_of[p] < 0)
+			continue;
+		for (size_t r = 0; r < c->wl->nregions; r++) {
+			int area = sim_area_find(s, mm_of[p], (uint32_t)r);
+
+			for (uint64_t page = 0; area >= 0 && page < c->wl->regions[r].pages; page++) {
+				long frame = sim_page_frame(s, area, page);
+
+				if (frame > 0)
+					capture_add(c, scan, (uint32_t)r, (uint64_t)frame);
+			}
+		}
+	}
+}
+
+static int by_frame(const void *a, const void *b)
+{
+	const struct node_page *x = a, *y = b;
+
+	return (x->frame > y->frame) - (x->frame < y->frame);
+}
+
+/* Move the pages of @scan to the front of @page[from..n), sorted by frame; their count. */
+static size_t gather_scan(struct node_page *page, size_t from, size_t n, uint64_t scan)
+{
+	size_t k = from;
+
+	for (size_t i = from; i < n; i++)
+		if (page[i].scan == scan) {
+			struct node_page t = page[k];
+
+			page[k++] = page[i];
+			page[i] = t;
+		}
+	qsort(page + from, k - from, sizeof(*page), by_frame);
+	return k - from;
+}
+
+struct node_count {
+	double ksm[NUMA_NODES];    /* KSM pages on the node */
+	double merged[NUMA_NODES]; /* pages merged into them (their pages_sharing) */
+};
+
+/*
+ * Count KSM pages and merged pages per node from @c at the trace @t's last
+ * scan. 0, or -1 with a message (the counts must add up to the trace's
+ * pages_shared and pages_sharing).
+ */
+static int count_per_node(struct node_capture *c, const struct trace *t, struct node_count *out,
+			  char *err, size_t errlen)
+{
+	const struct trace_row *last = NULL;
+	double ksm = 0, merged = 0;
+	size_t nfirst, nlast;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = t ? t->nrows : 0; i-- > 0 && !last;)
+		if (t->row[i].kind == TRACE_ROW_SCAN)
+			last = &t->row[i];
+	if (c->oom || !last || last->scan < 2)
+		return fail(err, errlen, "numa per node: no captures to count");
+	nfirst = gather_scan(c->page, 0, c->n, 1);
+	nlast = gather_scan(c->page, nfirst, c->n, last->scan);
+	for (size_t i = nfirst, j; i < nfirst + nlast; i = j) {
+		struct node_page *origin;
+		int node;
+
+		for (j = i + 1; j < nfirst + nlast && c->page[j].frame == c->page[i].frame; j++)
+			;
+		if (j - i < 2)
+			continue; /* a page of its own */
+		origin = bsearch(&c->page[i], c->page, nfirst, sizeof(*c->page), by_frame);
+		node = origin ? c->wl->regions[origin->region].node : -1;
+		if (node < 0 || node >= NUMA_NODES)
+			return fail(err, errlen, "numa per node: a shared frame no placed page had "
+						 "at scan 1");
+		out->ksm[node] += 1;
+		out->merged[node] += (double)(j - i - 1);
+		ksm += 1;
+		merged += (double)(j - i - 1);
+	}
+	if (ksm != (double)last->counter[TRACE_PAGES_SHARED] ||
+	    merged != (double)last->counter[TRACE_PAGES_SHARING])
+		return fail(err, errlen, "numa per node: %g KSM pages and %g merged, but "
+					 "pages_shared %lld and pages_sharing %lld", ksm, merged,
+			    (long long)last->counter[TRACE_PAGES_SHARED],
+			    (long long)last->counter[TRACE_PAGES_SHARING]);
+	return 0;
+}
+
+/* The value @d plots for @node: KSM pages (numa-ksm) or pages merged (numa-merged). */
+static double node_value(const struct sweep_def *d, const struct node_count *nc, size_t node)
+{
+	return strcmp(d->name, "numa-ksm") == 0 ? nc->ksm[node] : nc->merged[node];
+}
+
+static int numa_node_sim(const struct workload *wl, const struct sweep_env *env,
+			 struct node_count *out, char *err, size_t errlen)
+{
+	struct node_capture c = { .wl = wl };
+	struct sim_run_options opt = { .costs = env->costs, .scan_hook = capture_sim_frames,
+				       .hook_arg = &c };
+	struct trace *t = NULL;
+	char why[256];
+	int rc;
+
+	if (sim_run_workload(wl, &opt, &t, why, sizeof(why)) != 0)
+		rc = fail(err, errlen, "%s: simulator: %s", wl->path, why);
+	else
+		rc = count_per_node(&c, t, out, err, errlen);
+	trace_free(t);
+	free(c.page);
+	return rc;
+}
+
+static int numa_node_guest_run(const struct workload *wl, const struct kb_result *res,
+			       struct node_count *out, char *err, size_t errlen)
+{
+	struct node_capture c = { .wl = wl };
+	int rc;
+
+	for (size_t i = 0; i < res->npages; i++)
+		if ((res->pages[i].flags & KB_PAGE_PRESENT) && res->pages[i].pfn)
+			capture_add(&c, res->pages[i].scan, res->pages[i].region, res->pages[i].pfn);
+	rc = count_per_node(&c, res->trace, out, err, errlen);
+	free(c.page);
+	return rc;
+}
+
+/* Both guest series: one boot with 4 nodes, page partitions captured. */
+static int numa_node_guest(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+			   double *y, char *err, size_t errlen)
+{
+	struct workload *wl[2] = { NULL, NULL };
+	struct node_count nc;
+	struct kg_options opt;
+	struct kg_session ses = { .nruns = 0 };
+	char msg[512];
+	int rc = -1, status;
+
+	if (load(d, point, 2, env, &wl[0], err, errlen) != 0 ||
+	    load(d, point, 3, env, &wl[1], err, errlen) != 0)
+		goto out;
+	kg_options_init(&opt);
+	opt.nodes = NUMA_NODES;
+	opt.dir = env->guest_dir;
+	opt.pages = true;
+	status = kg_run((const struct workload *const *)wl, 2, &opt, &ses, msg, sizeof(msg));
+	if (status != KB_OK && status != KB_SKIPPED) {
+		fail(err, errlen, "numa per node: guest: %s", msg);
+		goto out;
+	}
+	for (size_t i = 0; status == KB_OK && i < 2 && i < ses.nruns; i++) {
+		if (ses.run[i].status != KB_OK)
+			continue;
+		if (numa_node_guest_run(wl[i], &ses.run[i].result, &nc, err, errlen) != 0)
+			goto out;
+		y[2 + i] = node_value(d, &nc, point);
+	}
+	rc = 0;
+out:
+	kg_session_free(&ses);
+	wl_free(wl[0]);
+	wl_free(wl[1]);
+	return rc;
+}
+
+static int numa_node_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+			 const bool *want, double *y, char *err, size_t errlen)
+{
+	for (size_t s = 0; s < 2; s++) {
+		struct workload *wl = NULL;
+		struct node_count nc;
+		int rc;
+
+		if (!want[s])
+			continue;
+		if (load(d, point, s, env, &wl, err, errlen) != 0)
+			return -1;
+		rc = numa_node_sim(wl, env, &nc, err, errlen);
+		wl_free(wl);
+		if (rc != 0)
+			return -1;
+		y[s] = node_value(d, &nc, point);
+	}
+	if (!env->guest_dir || !(want[2] || want[3]))
+		return 0;
+	return numa_node_guest(d, point, env, y, err, errlen);
+}
+
 /* --- predict: the simulator's scan speed on the validation workloads ---------------- */
 
 static const char *const predict_names[] = {
@@ -719,31 +987,41 @@ static const struct sweep_def sweeps[] = {
 	  "Predicted vs measured scan speed on the validation workloads", "workload",
 	  "MiB scanned per second (wall clock)", false, true, predict_x, N(predict_x),
 	  predict_names, kernel_sim_series, N(kernel_sim_series), sim_over_kernel,
-	  N(sim_over_kernel), predict_text, wall_speed_run, predict_explain },
+	  N(sim_over_kernel), predict_text, wall_speed_run, predict_explain, false },
 	{ "volatile", "ksmd scan speed vs the fraction of pages rewritten between scans",
 	  "KSM scan speed vs volatile fraction (256 MiB, half without dirty bits)",
 	  "fraction of pages rewritten before every scan", "MiB scanned per ksmd CPU second",
 	  false, false, volatile_x, N(volatile_x), NULL, detector_series, N(detector_series),
-	  detector_ratios, N(detector_ratios), volatile_text, cpu_speed_run, volatile_explain },
+	  detector_ratios, N(detector_ratios), volatile_text, cpu_speed_run, volatile_explain, false },
 	{ "nai-xia", "Nai Xia's 2011 experiment: checksum vs dirty bit, 4 KiB pages and THP",
 	  "Nai Xia's experiment: scan speed, ksmd busy (256 MiB, all pages volatile)",
 	  "0 = 4 KiB pages, 1 = THP", "MiB scanned per ksmd CPU second", false, true,
 	  nai_xia_x, N(nai_xia_x), nai_xia_names, detector_series, N(detector_series),
-	  detector_ratios, N(detector_ratios), nai_xia_text, cpu_speed_run, nai_xia_explain },
+	  detector_ratios, N(detector_ratios), nai_xia_text, cpu_speed_run, nai_xia_explain, false },
 	{ "merge", "ksm_tests -P: merge speed vs region size",
 	  "Merge speed vs region size (ksm_tests -P)", "region size, MiB",
 	  "MiB merged per second", true, false, merge_x, N(merge_x), NULL, kernel_sim_series,
 	  N(kernel_sim_series), sim_over_kernel, N(sim_over_kernel), merge_text, merge_run,
-	  NULL },
+	  NULL, false },
 	{ "cow", "ksm_tests -C: write time to merged pages vs never merged",
 	  "COW: a write to a merged page vs to one never merged (ksm_tests -C)",
 	  "region size, MiB", "ns per page written", false, true, cow_x, N(cow_x), NULL,
-	  cow_series, N(cow_series), cow_ratios, N(cow_ratios), cow_text, cow_run, NULL },
+	  cow_series, N(cow_series), cow_ratios, N(cow_ratios), cow_text, cow_run, NULL, false },
 	{ "numa", "pages_shared with merge_across_nodes 1 and 0 vs NUMA nodes",
 	  "KSM pages with merge_across_nodes 1 and 0 (4 groups on every node)",
 	  "NUMA nodes holding equal pages", "pages_shared after 3 scans", false, true, numa_x,
 	  N(numa_x), NULL, numa_series, N(numa_series), numa_ratios, N(numa_ratios), numa_text,
-	  numa_run, NULL },
+	  numa_run, NULL, false },
+	{ "numa-ksm", "KSM pages on each of 4 nodes, merge_across_nodes 1 and 0",
+	  "KSM pages on each node (4 nodes, 4 groups of equal pages on every node)",
+	  "NUMA node", "KSM pages on the node after 3 scans", false, true, numa_node_x,
+	  N(numa_node_x), NULL, numa_node_series, N(numa_node_series), numa_node_ratios,
+	  N(numa_node_ratios), numa_node_text, numa_node_run, NULL, true },
+	{ "numa-merged", "pages merged into each node's KSM pages, merge_across_nodes 1 and 0",
+	  "Pages merged into each node's KSM pages (4 nodes, 50 equal pages a group a node)",
+	  "NUMA node of the KSM page", "pages merged (pages_sharing) after 3 scans", false, true,
+	  numa_node_x, N(numa_node_x), NULL, numa_node_series, N(numa_node_series),
+	  numa_node_ratios, N(numa_node_ratios), numa_node_text, numa_node_run, NULL, true },
 };
 
 _Static_assert(N(nai_xia_names) == N(nai_xia_x), "a name per nai-xia point");

@@ -120,6 +120,34 @@ START_TEST(test_numa_point_values)
 }
 END_TEST
 
+/* Node by node: with merge_across_nodes = 1 every KSM page sits on node 0 (its
+ * first pages come first in the scan), with 0 each node keeps its own. */
+START_TEST(test_numa_per_node_values)
+{
+	const struct sweep_def *ksm = sweep_find("numa-ksm"), *merged = sweep_find("numa-merged");
+	struct sweep_env env = sim_env(1);
+	struct sweep_point_result res;
+	char err[512];
+	size_t mac1 = series_index(ksm, "sim mac=1"), mac0 = series_index(ksm, "sim mac=0");
+
+	ck_assert(ksm->once && merged->once);
+	for (size_t node = 0; node < 4; node++) {
+		ck_assert_msg(sweep_point(ksm, node, 3, &env, NULL, NULL, &res, err,
+					  sizeof(err)) == 0, "%s", err);
+		ck_assert_uint_eq(res.series[mac1].n, 3);
+		ck_assert_double_eq(res.series[mac1].median, node == 0 ? 4 : 0);
+		ck_assert_double_eq(res.series[mac0].median, 4);
+		ck_assert_uint_eq(res.series[series_index(ksm, "guest mac=0")].n, 0);
+		ck_assert_msg(sweep_point(merged, node, 1, &env, NULL, NULL, &res, err,
+					  sizeof(err)) == 0, "%s", err);
+		/* a group has 50 copies on each node: 199 merged into one KSM page, or
+		 * 49 into one per node */
+		ck_assert_double_eq(res.series[mac1].median, node == 0 ? 4 * (200 - 1) : 0);
+		ck_assert_double_eq(res.series[mac0].median, 4 * (50 - 1));
+	}
+}
+END_TEST
+
 START_TEST(test_hybrid_beats_checksum_when_all_volatile)
 {
 	const struct sweep_def *d = sweep_find("volatile");
@@ -274,6 +302,7 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_definitions_consistent);
 	tcase_add_test(tc, test_every_workload_parses);
 	tcase_add_test(tc, test_numa_point_values);
+	tcase_add_test(tc, test_numa_per_node_values);
 	tcase_add_test(tc, test_hybrid_beats_checksum_when_all_volatile);
 	tcase_add_test(tc, test_merge_point_predicts);
 	tcase_add_test(tc, test_rows_round_trip);
