@@ -11,10 +11,11 @@
  * the simulator runs the same workloads and counts the work of each kind in
  * every scan; a least-squares fit of ksmd's measured CPU time per scan
  * against those counts gives the remaining costs (a page visit, one in a
- * PMD-mapped THP, a tree
- * level, a merge, a batch), and the idle run gives how long a sleep really
- * lasts. The calibration workloads are generated here and are not shipped:
- * the shipped workloads stay free to validate the model.
+ * PMD-mapped THP, a tree level, a merge, a batch), and the idle run gives
+ * how long a sleep really lasts. A THP split and a smart-scan skip are not
+ * isolated by any run and keep their defaults. The calibration workloads
+ * are generated here and are not shipped: the shipped workloads stay free
+ * to validate the model.
  */
 #ifndef KSMKIT_CALIB_H
 #define KSMKIT_CALIB_H

@@ -29,7 +29,8 @@ void sim_config_default(struct sim_config *cfg)
 	cfg->thp_dirty = SIM_THP_DIRTY_ALL;
 	/* measured by ksmkit calibrate on the project's test machine (6.18, x86;
 	 * 65536 pages, 3 repeats, rounded medians of three calibrations;
-	 * visit_pmd_ns: the median of eight, a fit that dropped it as 0) */
+	 * visit_pmd_ns: the median of eight, a fit that dropped it as 0;
+	 * thp_split_ns and skip_ns are estimates calibrate does not measure) */
 	cfg->costs = (struct sim_costs){
 		.hz = 250,
 		.visit_ns = 260,
