@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "trace.h"
 #include "workload.h"
@@ -202,5 +203,8 @@ int kb_knobs_restore(const struct kb_knob_set *set, char *msg, size_t msglen);
 
 /* The value of knob @name in @set, or NULL. */
 const char *kb_knobs_get(const struct kb_knob_set *set, const char *name);
+
+/* Whether any VMA of process @pid is mergeable (the "mg" flag in its smaps). */
+bool kb_pid_has_mergeable_vma(pid_t pid);
 
 #endif

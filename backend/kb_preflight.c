@@ -264,8 +264,7 @@ int kb_check_machine(const struct workload *wl, const struct kb_options *opt, ch
 
 /* ---- other KSM users ---------------------------------------------------------- */
 
-/* Whether any VMA of @pid has the "mg" (VM_MERGEABLE) flag in smaps. */
-static bool smaps_mergeable(pid_t pid)
+bool kb_pid_has_mergeable_vma(pid_t pid)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
@@ -312,7 +311,7 @@ static bool uses_ksm(pid_t pid, struct trace_proc_stat *ps)
 	if (f[TRACE_KSM_RMAP_ITEMS] > 0 || f[TRACE_KSM_MERGING_PAGES] > 0 ||
 	    f[TRACE_KSM_ZERO_PAGES_PROC] > 0 || f[TRACE_KSM_MERGE_ANY] || f[TRACE_KSM_MERGEABLE])
 		return true;
-	return !has_mergeable_line && smaps_mergeable(pid);
+	return !has_mergeable_line && kb_pid_has_mergeable_vma(pid);
 }
 
 static int64_t read_counter(const char *name)

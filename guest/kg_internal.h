@@ -48,8 +48,6 @@ int kg_qemu_start(struct kg_qemu *q, const char *qemu, const char *kernel, const
 /* Wait until qemu exits, or kill it at @deadline_ns (CLOCK_MONOTONIC) or
  * when it shows mergeable memory. 0 once it ended (see @q), -1 on error. */
 int kg_qemu_wait(struct kg_qemu *q, uint64_t deadline_ns, char *msg, size_t len);
-/* Whether process @pid has a VMA with VM_MERGEABLE ("mg" in smaps). */
-bool kg_pid_has_mergeable(pid_t pid);
 uint64_t kg_now_ns(void);
 
 /* ---- kg_results.c: what the guest wrote ---------------------------------------- */

@@ -43,25 +43,6 @@ uint64_t kg_now_ns(void)
 	return (uint64_t)ts.tv_sec * KG_NSEC + (uint64_t)ts.tv_nsec;
 }
 
-bool kg_pid_has_mergeable(pid_t pid)
-{
-	char path[64], *line = NULL;
-	size_t cap = 0;
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (!found && getline(&line, &cap, f) > 0)
-		if (strncmp(line, "VmFlags:", 8) == 0 && strstr(line + 8, " mg"))
-			found = true;
-	free(line);
-	fclose(f);
-	return found;
-}
-
 struct argv_buf {
 	char *argv[MAX_ARGS + 1];
 	char text[MAX_ARGS][ARG_TEXT];
@@ -196,7 +177,7 @@ int kg_qemu_wait(struct kg_qemu *q, uint64_t deadline_ns, char *msg, size_t len)
 		}
 		if (now >= next_smaps) {
 			next_smaps = now + SMAPS_EVERY_NS;
-			if (kg_pid_has_mergeable(q->pid)) {
+			if (kb_pid_has_mergeable_vma(q->pid)) {
 				q->mergeable = true;
 				kill_and_reap(q);
 				break;
