@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "sweep.h"
+#include "sweep_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -18,10 +19,7 @@
 #include "../plots/plot.h"
 #endif
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int sweep_fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -76,11 +74,11 @@ int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
 
 	memset(out, 0, sizeof(*out));
 	if (point >= d->npoints || runs == 0)
-		return fail(err, errlen, "%s: no point %zu", d->name, point);
+		return sweep_fail(err, errlen, "%s: no point %zu", d->name, point);
 	y = calloc((size_t)runs * d->nseries, sizeof(*y));
 	col = calloc(runs, sizeof(*col));
 	if (!y || !col) {
-		fail(err, errlen, "out of memory");
+		sweep_fail(err, errlen, "out of memory");
 		goto out;
 	}
 	for (unsigned r = 0; r < runs; r++) {
@@ -188,7 +186,7 @@ static int parse_row(const struct sweep_def *d, char *line, struct sweep_point_r
 		field[i] = p;
 		p = strchr(p, ',');
 		if ((i < 4) != (p != NULL))
-			return fail(why, whylen, "expected 5 comma-separated fields");
+			return sweep_fail(why, whylen, "expected 5 comma-separated fields");
 		if (p)
 			*p++ = '\0';
 	}
@@ -196,18 +194,18 @@ static int parse_row(const struct sweep_def *d, char *line, struct sweep_point_r
 		errno = 0;
 		v[i] = strtod(field[i + 1], &end);
 		if (errno || end == field[i + 1] || *end)
-			return fail(why, whylen, "'%s' is not a number", field[i + 1]);
+			return sweep_fail(why, whylen, "'%s' is not a number", field[i + 1]);
 	}
 	point = point_of(d, v[0]);
 	if (point < 0)
-		return fail(why, whylen, "sweep %s has no point x = %s", d->name, field[1]);
+		return sweep_fail(why, whylen, "sweep %s has no point x = %s", d->name, field[1]);
 	slot = row_slot(d, &res[point], field[0]);
 	if (!slot)
-		return fail(why, whylen, "sweep %s has no series '%s'", d->name, field[0]);
+		return sweep_fail(why, whylen, "sweep %s has no series '%s'", d->name, field[0]);
 	if (slot->n)
-		return fail(why, whylen, "a second row for '%s' at x = %s", field[0], field[1]);
+		return sweep_fail(why, whylen, "a second row for '%s' at x = %s", field[0], field[1]);
 	if (!(v[1] <= v[2] && v[2] <= v[3]))
-		return fail(why, whylen, "min <= median <= max does not hold");
+		return sweep_fail(why, whylen, "min <= median <= max does not hold");
 	*slot = (struct sweep_stat){ v[1], v[2], v[3], 1 };
 	return 0;
 }
@@ -229,10 +227,10 @@ int sweep_read_rows(const struct sweep_def *d, FILE *in, const char *name,
 		if (n == 0 || line[0] == '#' || strcmp(line, "series,x,min,median,max") == 0)
 			continue;
 		if (parse_row(d, line, res, why, sizeof(why)) != 0)
-			return fail(err, errlen, "%s:%u: %s", name, lineno, why);
+			return sweep_fail(err, errlen, "%s:%u: %s", name, lineno, why);
 	}
 	if (ferror(in))
-		return fail(err, errlen, "%s: %s", name, strerror(errno));
+		return sweep_fail(err, errlen, "%s: %s", name, strerror(errno));
 	return 0;
 }
 
@@ -245,7 +243,7 @@ static int write_csv(const struct sweep_def *d, const struct sweep_point_result 
 	FILE *f = fopen(path, "w");
 
 	if (!f)
-		return fail(err, errlen, "%s: %s", path, strerror(errno));
+		return sweep_fail(err, errlen, "%s: %s", path, strerror(errno));
 	fprintf(f, "# ksmkit sweep %s: %s\n# x: %s; y: %s\n", d->name, d->title, d->xlabel,
 		ratios ? "ratios, each taken within one repetition" : d->ylabel);
 	for (size_t i = 0; d->xname && i < d->npoints; i++)
@@ -263,7 +261,7 @@ static int write_csv(const struct sweep_def *d, const struct sweep_point_result 
 			}
 	}
 	if (fclose(f) != 0)
-		return fail(err, errlen, "%s: %s", path, strerror(errno));
+		return sweep_fail(err, errlen, "%s: %s", path, strerror(errno));
 	return 0;
 }
 
@@ -275,7 +273,7 @@ static int write_chart(const struct sweep_def *d, const struct sweep_point_resul
 	int rc = -1;
 
 	if (!c)
-		return fail(err, errlen, "out of memory");
+		return sweep_fail(err, errlen, "out of memory");
 	if (plot_set_labels(c, d->title, d->xlabel, d->ylabel, err, errlen) != 0)
 		goto out;
 	if (d->logx)
@@ -314,7 +312,7 @@ int sweep_write_results(const struct sweep_def *d, const struct sweep_point_resu
 	char path[4096];
 
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-		return fail(err, errlen, "%s: %s", dir, strerror(errno));
+		return sweep_fail(err, errlen, "%s: %s", dir, strerror(errno));
 	snprintf(path, sizeof(path), "%s/%s.csv", dir, d->name);
 	if (write_csv(d, res, false, path, err, errlen) != 0)
 		return -1;

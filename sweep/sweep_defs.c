@@ -33,6 +33,7 @@
  */
 #include "config.h"
 #include "sweep.h"
+#include "sweep_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -48,21 +49,6 @@
 #include "workload.h"
 
 #define MIB (1024.0 * 1024.0)
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* --- building workload text ------------------------------------------------------ */
 
@@ -96,9 +82,9 @@ static int parse_text(const struct sweep_text *t, const char *name, struct workl
 	struct wl_error e;
 
 	if (t->overflow)
-		return fail(err, errlen, "%s: workload text too long", name);
+		return sweep_fail(err, errlen, "%s: workload text too long", name);
 	if (wl_parse_buffer(t->buf, t->len, name, wl, &e) != 0)
-		return fail(err, errlen, "%s", e.text);
+		return sweep_fail(err, errlen, "%s", e.text);
 	return 0;
 }
 
@@ -132,7 +118,7 @@ static int sim_trace(const struct workload *wl, const struct sweep_env *env, str
 	if (sim_run_workload(wl, &opt, t, why, sizeof(why)) != 0) {
 		trace_free(*t);
 		*t = NULL;
-		return fail(err, errlen, "%s: simulator: %s", wl->path, why);
+		return sweep_fail(err, errlen, "%s: simulator: %s", wl->path, why);
 	}
 	return 0;
 }
@@ -158,7 +144,7 @@ static int kernel_result(const struct workload *wl, const struct sweep_env *env,
 	kb_result_free(res);
 	if (status == KB_SKIPPED)
 		return 1;
-	return fail(err, errlen, "%s: kernel: %s", wl->path, msg);
+	return sweep_fail(err, errlen, "%s: kernel: %s", wl->path, msg);
 }
 
 static double speed_of(const struct trace *t, bool cpu)
@@ -223,11 +209,11 @@ int sweep_workload_text(const struct sweep_def *d, size_t point, size_t series,
 	char name[4096];
 
 	if (point >= d->npoints || series >= d->nseries)
-		return fail(err, errlen, "%s: no point %zu or series %zu", d->name, point, series);
+		return sweep_fail(err, errlen, "%s: no point %zu or series %zu", d->name, point, series);
 	if (d->text(d, point, series, env, &t, name, sizeof(name), err, errlen) != 0)
 		return -1;
 	if (t.overflow || t.len >= len)
-		return fail(err, errlen, "%s: workload text too long", name);
+		return sweep_fail(err, errlen, "%s: workload text too long", name);
 	memcpy(buf, t.buf, t.len + 1);
 	return 0;
 }
@@ -628,7 +614,7 @@ static int numa_guest(const struct sweep_def *d, size_t point, const struct swee
 				y[4 + i] = last_counter(ses.run[i].result.trace, TRACE_PAGES_SHARED);
 	kg_session_free(&ses);
 	if (status != KB_OK && status != KB_SKIPPED) {
-		fail(err, errlen, "numa: guest with %u nodes: %s", opt.nodes, msg);
+		sweep_fail(err, errlen, "numa: guest with %u nodes: %s", opt.nodes, msg);
 		goto out;
 	}
 	rc = 0;
@@ -807,7 +793,7 @@ static int count_per_node(struct node_capture *c, const struct trace *t, struct 
 		if (t->row[i].kind == TRACE_ROW_SCAN)
 			last = &t->row[i];
 	if (c->oom || !last || last->scan < 2)
-		return fail(err, errlen, "numa per node: no captures to count");
+		return sweep_fail(err, errlen, "numa per node: no captures to count");
 	nfirst = gather_scan(c->page, 0, c->n, 1);
 	nlast = gather_scan(c->page, nfirst, c->n, last->scan);
 	for (size_t i = nfirst, j; i < nfirst + nlast; i = j) {
@@ -821,7 +807,7 @@ static int count_per_node(struct node_capture *c, const struct trace *t, struct 
 		origin = bsearch(&c->page[i], c->page, nfirst, sizeof(*c->page), by_frame);
 		node = origin ? c->wl->regions[origin->region].node : -1;
 		if (node < 0 || node >= NUMA_NODES)
-			return fail(err, errlen, "numa per node: a shared frame no placed page had "
+			return sweep_fail(err, errlen, "numa per node: a shared frame no placed page had "
 						 "at scan 1");
 		out->ksm[node] += 1;
 		out->merged[node] += (double)(j - i - 1);
@@ -830,7 +816,7 @@ static int count_per_node(struct node_capture *c, const struct trace *t, struct 
 	}
 	if (ksm != (double)last->counter[TRACE_PAGES_SHARED] ||
 	    merged != (double)last->counter[TRACE_PAGES_SHARING])
-		return fail(err, errlen, "numa per node: %g KSM pages and %g merged, but "
+		return sweep_fail(err, errlen, "numa per node: %g KSM pages and %g merged, but "
 					 "pages_shared %lld and pages_sharing %lld", ksm, merged,
 			    (long long)last->counter[TRACE_PAGES_SHARED],
 			    (long long)last->counter[TRACE_PAGES_SHARING]);
@@ -854,7 +840,7 @@ static int numa_node_sim(const struct workload *wl, const struct sweep_env *env,
 	int rc;
 
 	if (sim_run_workload(wl, &opt, &t, why, sizeof(why)) != 0)
-		rc = fail(err, errlen, "%s: simulator: %s", wl->path, why);
+		rc = sweep_fail(err, errlen, "%s: simulator: %s", wl->path, why);
 	else
 		rc = count_per_node(&c, t, out, err, errlen);
 	trace_free(t);
@@ -896,7 +882,7 @@ static int numa_node_guest(const struct sweep_def *d, size_t point, const struct
 	opt.pages = true;
 	status = kg_run((const struct workload *const *)wl, 2, &opt, &ses, msg, sizeof(msg));
 	if (status != KB_OK && status != KB_SKIPPED) {
-		fail(err, errlen, "numa per node: guest: %s", msg);
+		sweep_fail(err, errlen, "numa per node: guest: %s", msg);
 		goto out;
 	}
 	for (size_t i = 0; status == KB_OK && i < 2 && i < ses.nruns; i++) {
@@ -962,7 +948,7 @@ static int predict_text(const struct sweep_def *d, size_t point, size_t series,
 		 predict_names[point]);
 	f = fopen(name, "r");
 	if (!f)
-		return fail(err, errlen, "%s: %s", name, strerror(errno));
+		return sweep_fail(err, errlen, "%s: %s", name, strerror(errno));
 	t->len = fread(t->buf, 1, sizeof(t->buf) - 1, f);
 	t->overflow = !feof(f);
 	t->buf[t->len] = '\0';
