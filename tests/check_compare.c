@@ -146,6 +146,62 @@ START_TEST(partitions_compare_classes_not_frame_ids)
 }
 END_TEST
 
+/*
+ * A kernel run whose counters differed only before its last row: the kernel
+ * merged as many pages as the simulator in the end, perhaps into other
+ * chain dups (the partition may still differ). Merges on the kernel can fail
+ * for a moment for reasons no model of KSM sees: a page another task holds
+ * (kcompactd migrating it, an LRU batch's reference) fails
+ * write_protect_page's reference count check, and the page merges at its
+ * next visit, into whichever dup then has room. Seen once in CI on
+ * thp-merge.wl: one page of a just-split THP merged one scan late.
+ */
+static bool caught_up_by_the_end(const struct cmp_report *rep, const struct trace *sim)
+{
+	uint64_t last;
+
+	if (rep->ndiffs == 0 || sim->nrows == 0 || rep->rows_missing)
+		return false;
+	last = sim->row[sim->nrows - 1].scan;
+	for (size_t i = 0; i < rep->ndiffs; i++)
+		if (rep->diff[i].scan >= last && strcmp(rep->diff[i].what, "partition") != 0)
+			return false;
+	return true;
+}
+
+START_TEST(only_a_run_that_caught_up_is_run_again)
+{
+	struct trace *a = make_trace(9), *b = make_trace(9);
+	struct cmp_page pa[] = { { 2, 0, 0, 0, 50, CMP_PAGE_PRESENT }, { 2, 0, 0, 1, 50, CMP_PAGE_PRESENT } };
+	struct cmp_page pb[] = { { 2, 0, 0, 0, 50, CMP_PAGE_PRESENT }, { 2, 0, 0, 1, 51, CMP_PAGE_PRESENT } };
+	const char *procs[] = { "main" }, *regions[] = { "buf" };
+	struct cmp_report rep;
+
+	cmp_report_init(&rep);
+	ck_assert(!caught_up_by_the_end(&rep, a)); /* nothing differs: nothing to rerun */
+	b->row[1].counter[TRACE_PAGES_SHARING] = 3; /* late at scan 1, caught up at 2 */
+	cmp_traces(a, b, NULL, &rep);
+	ck_assert(caught_up_by_the_end(&rep, a));
+	cmp_partitions(pa, 2, pb, 2, procs, regions, &rep); /* other dups at the end */
+	ck_assert(caught_up_by_the_end(&rep, a));
+	cmp_report_free(&rep);
+	cmp_report_init(&rep);
+	b->row[2].counter[TRACE_PAGES_SHARING] = 8; /* still behind at the end */
+	cmp_traces(a, b, NULL, &rep);
+	ck_assert(!caught_up_by_the_end(&rep, a));
+	cmp_report_free(&rep);
+	cmp_report_init(&rep);
+	b->row[2].counter[TRACE_PAGES_SHARING] = 9;
+	b->nrows = 2; /* the last scan missing */
+	cmp_traces(a, b, NULL, &rep);
+	ck_assert(!caught_up_by_the_end(&rep, a));
+	cmp_report_free(&rep);
+	b->nrows = 3;
+	trace_free(a);
+	trace_free(b);
+}
+END_TEST
+
 /* --- the simulator against the kernel ------------------------------------------------ */
 
 static bool kernel_usable(char *why, size_t len)
@@ -161,16 +217,71 @@ static bool kernel_usable(char *why, size_t len)
 	return true;
 }
 
+/* The differences as the side-by-side table, for a failure message. */
+static char *difference_table(const struct engine_run *sim, const struct engine_run *kernel,
+			      const struct cmp_report *rep)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	cmp_write_table(sim->trace, kernel->trace, rep, "sim", "kernel", f);
+	fclose(f);
+	return text;
+}
+
+#define KERNEL_ATTEMPTS 3
+
+/*
+ * Run @wl on the kernel until it matches @sim. Only a run that caught up by
+ * its last row earns another attempt (logged); any other difference, or one
+ * that persists through KERNEL_ATTEMPTS runs, fails with the table.
+ */
+static void kernel_matches_sim(const char *name, const struct workload *wl,
+			       const struct engine_run *sim)
+{
+	for (int attempt = 1;; attempt++) {
+		struct engine_run kernel = { 0 };
+		struct kb_options kopt;
+		struct cmp_report rep;
+		char msg[512], *text;
+		int status;
+		bool retry;
+
+		kb_options_init(&kopt);
+		status = engines_run_kernel(wl, &kopt, true, &kernel, msg, sizeof(msg));
+		if (status == KB_SKIPPED) {
+			fprintf(stderr, "%s: kernel side skipped: %s\n", name, msg);
+			engines_free(&kernel);
+			return;
+		}
+		ck_assert_msg(status == KB_OK, "%s: kernel run: %s", name, msg);
+		ck_assert_int_eq(engines_compare(wl, sim, &kernel, &rep), 0);
+		if (cmp_report_equal(&rep)) {
+			cmp_report_free(&rep);
+			engines_free(&kernel);
+			return;
+		}
+		text = difference_table(sim, &kernel, &rep);
+		retry = attempt < KERNEL_ATTEMPTS && caught_up_by_the_end(&rep, sim->trace);
+		ck_assert_msg(retry, "%s differs (kernel run %d of at most %d):\n%s", name, attempt,
+			      KERNEL_ATTEMPTS, text);
+		fprintf(stderr, "%s: kernel run %d differed but caught up by its last scan; "
+				"running it again:\n%s", name, attempt, text);
+		free(text);
+		cmp_report_free(&rep);
+		engines_free(&kernel);
+	}
+}
+
 /* Compare one shipped workload; on a difference, fail with the report. */
 static void compare_file(const char *name)
 {
 	char path[512], msg[512];
 	struct workload *wl;
 	struct wl_error werr;
-	struct engine_run sim = { 0 }, kernel = { 0 };
-	struct kb_options kopt;
-	struct cmp_report rep;
-	int status;
+	struct engine_run sim = { 0 };
 
 	snprintf(path, sizeof(path), "%s/workloads/%s", SRCDIR, name);
 	if (wl_parse_file(path, &wl, &werr) != 0)
@@ -192,26 +303,8 @@ static void compare_file(const char *name)
 		}
 #endif
 	ck_assert_msg(engines_run_sim(wl, true, NULL, &sim, msg, sizeof(msg)) == 0, "%s: %s", name, msg);
-	kb_options_init(&kopt);
-	status = engines_run_kernel(wl, &kopt, true, &kernel, msg, sizeof(msg));
-	if (status == KB_SKIPPED) {
-		fprintf(stderr, "%s: kernel side skipped: %s\n", name, msg);
-	} else {
-		char *text = NULL;
-		size_t len = 0;
-		FILE *f;
-
-		ck_assert_msg(status == KB_OK, "%s: kernel run: %s", name, msg);
-		ck_assert_int_eq(engines_compare(wl, &sim, &kernel, &rep), 0);
-		f = open_memstream(&text, &len);
-		cmp_write_table(sim.trace, kernel.trace, &rep, "sim", "kernel", f);
-		fclose(f);
-		ck_assert_msg(cmp_report_equal(&rep), "%s differs:\n%s", name, text);
-		free(text);
-		cmp_report_free(&rep);
-	}
+	kernel_matches_sim(name, wl, &sim);
 	engines_free(&sim);
-	engines_free(&kernel);
 	wl_free(wl);
 }
 
@@ -245,6 +338,7 @@ int main(void)
 	tcase_add_test(tc, cumulative_counters_compare_as_changes);
 	tcase_add_test(tc, tolerance_and_missing_rows);
 	tcase_add_test(tc, partitions_compare_classes_not_frame_ids);
+	tcase_add_test(tc, only_a_run_that_caught_up_is_run_again);
 	suite_add_tcase(s, tc);
 	if (kernel && lock_kernel_suites() < 0) {
 		printf("check_compare: cannot lock the kernel test suites\n");
