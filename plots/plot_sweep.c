@@ -6,6 +6,7 @@
  * series and nothing else (the benchmarks own what the numbers mean).
  */
 #include "plot_internal.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <math.h>
@@ -31,16 +32,10 @@ __attribute__((format(printf, 2, 3))) static int sweep_fail(struct sweep_reader 
 							     const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (r->errlen == 0)
-		return -1;
-	n = snprintf(r->err, r->errlen, "%s:%zu: ", r->name, r->lineno);
-	if (n >= 0 && (size_t)n < r->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	trace_vfail_at(r->err, r->errlen, r->name, r->lineno, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 

@@ -735,19 +735,26 @@ struct csv_reader {
 	size_t ncolumns;
 };
 
+int trace_vfail_at(char *err, size_t errlen, const char *name, size_t lineno, const char *fmt,
+		   va_list ap)
+{
+	int n;
+
+	if (errlen == 0)
+		return -1;
+	n = snprintf(err, errlen, "%s:%zu: ", name, lineno);
+	if (n >= 0 && (size_t)n < errlen)
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	return -1;
+}
+
 __attribute__((format(printf, 2, 3))) static int reader_fail(struct csv_reader *r, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (r->errlen == 0)
-		return -1;
-	n = snprintf(r->err, r->errlen, "%s:%zu: ", r->name, r->lineno);
-	if (n >= 0 && (size_t)n < r->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	trace_vfail_at(r->err, r->errlen, r->name, r->lineno, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 

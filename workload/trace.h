@@ -15,6 +15,7 @@
 #ifndef KSMKIT_TRACE_H
 #define KSMKIT_TRACE_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -142,6 +143,13 @@ int trace_write_json(const struct trace *t, FILE *out);
  * -1 with "NAME:LINE: what is wrong" in @err (NAME is @name).
  */
 int trace_read_csv(FILE *in, const char *name, struct trace **out, char *err, size_t errlen);
+
+/*
+ * Format "NAME:LINE: " and @fmt into @err (nothing when @errlen is 0), as the
+ * CSV readers here and in plots/ report a bad line. Always returns -1.
+ */
+int trace_vfail_at(char *err, size_t errlen, const char *name, size_t lineno, const char *fmt,
+		   va_list ap);
 
 /*
  * Same content (rows, outcomes, processes, info). An unset descriptive field
