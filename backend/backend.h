@@ -21,9 +21,12 @@
  *     waits for the first);
  *   - saves every writable knob under /sys/kernel/mm/ksm first, also to a
  *     state file, and restores them on every exit path: the caller's process
- *     is the guardian of a forked runner process, and restores after the
- *     runner ends however it ends, SIGKILL included; if the guardian itself is
- *     killed, the next kb_run() restores from the state file before it starts.
+ *     is the guardian; a sentinel process in a session of its own forks the
+ *     runner. Whichever of the two outlives the other ends the run's
+ *     processes and restores the knobs: the guardian after the runner ends
+ *     however it ends, the sentinel within seconds when the guardian is
+ *     SIGKILLed (its process group too). If both die at once, the next
+ *     kb_run() or kb_restore() restores from the state file.
  *
  * Nothing here prints: messages go to the caller's buffer, notes and
  * progress to the caller's callbacks.
@@ -42,10 +45,13 @@
 
 /* Where the lock and the saved-knobs state file live. */
 #define KB_STATE_DIR "/run/ksmkit"
-/* Held (flock) by a running backend; holds "guardian PID\nrunner PID\n". */
+/* Held (flock) by a running backend and its sentinel; holds "guardian
+ * PID\nrunner PID\nsentinel PID\n". */
 #define KB_LOCK_FILE KB_STATE_DIR "/backend.lock"
 /* The knobs saved before a run; present only while a run is unrestored. */
 #define KB_SAVED_FILE KB_STATE_DIR "/saved-knobs"
+/* One line per run whose guardian died and whose sentinel restored KSM. */
+#define KB_RESCUE_LOG KB_STATE_DIR "/rescues.log"
 
 /* What kb_run() answers; the values are ksmkit's exit codes. */
 enum kb_status {
@@ -203,6 +209,33 @@ int kb_knobs_restore(const struct kb_knob_set *set, char *msg, size_t msglen);
 
 /* The value of knob @name in @set, or NULL. */
 const char *kb_knobs_get(const struct kb_knob_set *set, const char *name);
+
+/* A knob that a restore wrote: its value before and after. */
+struct kb_knob_change {
+	char name[KB_KNOB_TEXT_MAX];
+	char was[KB_KNOB_TEXT_MAX];
+	char now[KB_KNOB_TEXT_MAX];
+};
+
+/* What a restore found and did. */
+struct kb_restore_report {
+	bool had_saved;  /* a run's saved knobs (KB_SAVED_FILE) were there */
+	pid_t saver;     /* the guardian that saved them */
+	size_t nchanges; /* knobs that differed and were written back */
+	struct kb_knob_change change[KB_KNOBS_MAX];
+	char last_rescue[256]; /* the last line of KB_RESCUE_LOG, or "" */
+};
+
+/*
+ * `ksmkit restore`: for when every process of a run was killed at once (the
+ * sentinel too), put back the knobs its state file holds, now. Waits up to
+ * @wait_ns for a running backend (or a sentinel restoring) to let go of the
+ * lock. Returns KB_OK, also when there was nothing to restore
+ * (rep->had_saved false); KB_FAILED with @msg when a run is still going, or
+ * a knob could not be written; KB_SKIPPED without KSM. @rep says what was
+ * changed, and holds the last rescue a sentinel logged.
+ */
+int kb_restore(uint64_t wait_ns, struct kb_restore_report *rep, char *msg, size_t msglen);
 
 /* Whether any VMA of process @pid is mergeable (the "mg" flag in its smaps). */
 bool kb_pid_has_mergeable_vma(pid_t pid);

@@ -1,83 +1,99 @@
 /*
- * kb_guard.c - the guardian: the process that makes a run safe to kill.
+ * kb_guard.c - the guardian: the caller's side of a run that is safe to
+ * kill.
  *
- * The caller of kb_run() is the guardian. It forks the runner, which does
- * the whole run in its own process group (the workload processes join it),
- * and waits. However the runner ends (normally, on an error, on SIGINT or
- * SIGTERM passed on by the guardian, or by SIGKILL from anyone), the
- * guardian then kills whatever is left of the group, reaps it (it is a
- * child subreaper for the run, so orphaned workload processes come back to
- * it), lets ksmd drop the leftovers of the exited processes, writes run = 2
- * when nobody else has pages merged, and restores every knob. The runner
- * dies with the guardian (PR_SET_PDEATHSIG), and its workload processes
- * unmerge and exit when their sockets close; the saved-knobs state file lets
- * the next run restore the knobs then.
+ * The caller of kb_run() is the guardian. kb_guard_open() forks the
+ * sentinel (kb_sentinel.c), which lives in a session of its own and forks
+ * the runner on the guardian's word; the runner does the whole run in its
+ * own process group (the workload processes join it). The guardian talks to
+ * the sentinel over a socket pair: it asks for the runner, passes signals
+ * on, and hears when the runner and every process of its group are gone,
+ * with the runner's wait status. Then it reads the runner's results, and
+ * kb_run() settles and restores every knob before it dismisses the sentinel.
+ *
+ * Either side may die: if the guardian is SIGKILLed (alone, with its process
+ * group, by the OOM killer), the socket's end tells the sentinel, which ends
+ * the run's processes and restores the knobs itself. If the sentinel dies,
+ * the runner dies with it (PR_SET_PDEATHSIG), the guardian, a child
+ * subreaper for the run, inherits and reaps what is left, and restores as
+ * usual. Only both dying at once leaves the knobs for the next run or
+ * `ksmkit restore` (the state file).
  *
  * Signals: SIGINT, SIGTERM and SIGHUP are counted; in the guardian the first
- * is passed on to the runner as SIGTERM (it tears down and reports
- * "interrupted"), a second as SIGKILL. The runner is in another process
- * group, so a terminal's ^C reaches only the guardian.
+ * is passed on (through the sentinel) to the runner as SIGTERM (it tears
+ * down and reports "interrupted"), a second as SIGKILL. The runner is in
+ * another session, so a terminal's ^C or hangup reaches only the guardian.
  */
 #include "config.h"
 #include "kb_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define WAIT_POLL_NS (10 * UINT64_C(1000000))
+#define WAIT_POLL_MS 10
+#define WAIT_POLL_NS (WAIT_POLL_MS * UINT64_C(1000000))
 /* Beyond the workload's own timeout, before the guardian kills the runner. */
 #define RUNNER_GRACE_NS (60 * KB_NSEC)
+/* How long the sentinel may take to fork the runner, or to exit when dismissed. */
+#define SENTINEL_ANSWER_NS (10 * KB_NSEC)
 #define GROUP_REAP_TRIES 3000
-#define SETTLE_WAIT_NS (20 * KB_NSEC)
-/* How long a stable node may stay mapped by an exiting process's __mmput. */
-#define STABLE_RACE_NS (2 * KB_NSEC)
 
 /*
  * The backend's only mutable globals, because signal handlers can reach
- * nothing else: how many SIGINT/SIGTERM/SIGHUP arrived, and the runner the
- * guardian passes them on to (0 when there is none, and in the runner).
- * saved_actions holds the caller's handlers while a run has its own.
+ * nothing else: how many SIGINT/SIGTERM/SIGHUP arrived, and the socket to
+ * the sentinel that the guardian passes them on through (-1 when there is
+ * none, and in the runner and the sentinel). saved_actions holds the
+ * caller's handlers while a run has its own.
  */
 static volatile sig_atomic_t signal_count;
-static volatile sig_atomic_t forward_to;
+static volatile sig_atomic_t forward_fd = -1;
 static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP };
 #define NHANDLED (sizeof handled_signals / sizeof handled_signals[0])
 static struct sigaction saved_actions[NHANDLED];
 
 static void on_signal(int sig)
 {
+	char cmd = signal_count > 0 ? KB_SENTINEL_KILL : KB_SENTINEL_TERM;
+
 	(void)sig;
 	signal_count++;
-	if (forward_to > 0)
-		kill((pid_t)forward_to, signal_count > 1 ? SIGKILL : SIGTERM);
+	if (forward_fd >= 0 && send(forward_fd, &cmd, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		return; /* the sentinel is gone: the runner is ending anyway */
 }
 
-void kb_signals_install(void)
+static void set_handlers(void (*handler)(int), struct sigaction *old)
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
+	sa.sa_handler = handler;
 	sigemptyset(&sa.sa_mask);
-	signal_count = 0;
-	forward_to = 0;
 	for (size_t i = 0; i < NHANDLED; i++)
-		sigaction(handled_signals[i], &sa, &saved_actions[i]);
+		sigaction(handled_signals[i], &sa, old ? &old[i] : NULL);
+}
+
+void kb_signals_install(void)
+{
+	signal_count = 0;
+	forward_fd = -1;
+	set_handlers(on_signal, saved_actions);
 }
 
 void kb_signals_restore(void)
 {
 	for (size_t i = 0; i < NHANDLED; i++)
 		sigaction(handled_signals[i], &saved_actions[i], NULL);
-	forward_to = 0;
+	forward_fd = -1;
 }
 
 bool kb_interrupted(void)
@@ -87,44 +103,60 @@ bool kb_interrupted(void)
 
 void kb_signals_become_runner(void)
 {
-	forward_to = 0;
+	forward_fd = -1;
 	signal_count = 0;
+	set_handlers(on_signal, NULL); /* the sentinel ignored them */
 }
 
-/* ---- the runner's life ----------------------------------------------------- */
-
-static void run_child(const struct workload *wl, const struct kb_options *opt,
-		      struct kb_report *report, int data_fd, pid_t guardian)
+void kb_signals_become_sentinel(void)
 {
-	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (getppid() != guardian)
-		_exit(KB_FAILED); /* the guardian is already gone */
-	kb_signals_become_runner();
-	_exit(kb_runner_main(wl, opt, report, data_fd));
+	forward_fd = -1;
+	signal_count = 0;
+	set_handlers(SIG_IGN, NULL);
 }
 
-/* Wait until @runner has exited, without reaping it (its pid stays ours). */
-static void wait_runner(pid_t runner, uint64_t deadline)
+/* ---- talking to the sentinel ------------------------------------------------ */
+
+static int tell_sentinel(struct kb_guard *g, char cmd)
 {
-	bool killed = false;
+	ssize_t n;
 
-	for (;;) {
-		siginfo_t si;
+	if (g->sock < 0)
+		return -1;
+	do
+		n = send(g->sock, &cmd, 1, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -1;
+}
 
-		memset(&si, 0, sizeof si);
-		if (waitid(P_PID, (id_t)runner, &si, WEXITED | WNOHANG | WNOWAIT) == 0) {
-			if (si.si_pid == runner)
-				return;
-		} else if (errno == ECHILD) {
-			return;
+/* The sentinel's next report, waiting until @deadline (0: forever); on
+ * @deadline with @kill_at_deadline, SIGKILL the runner and keep waiting.
+ * 0, or -1 when the sentinel is gone (EOF) or the deadline passed. */
+static int hear_sentinel(struct kb_guard *g, struct kb_sentinel_report *rep, uint64_t deadline,
+			 bool kill_at_deadline)
+{
+	size_t got = 0;
+
+	while (got < sizeof *rep) {
+		struct pollfd pfd = { .fd = g->sock, .events = POLLIN };
+		ssize_t n;
+
+		if (deadline && kb_now_ns() > deadline) {
+			if (!kill_at_deadline)
+				return -1;
+			tell_sentinel(g, KB_SENTINEL_KILL);
+			deadline = 0;
 		}
-		if (!killed && kb_now_ns() > deadline) {
-			kill(runner, SIGKILL);
-			killed = true;
-		}
-		kb_sleep_ns(WAIT_POLL_NS);
+		if (poll(&pfd, 1, WAIT_POLL_MS) <= 0)
+			continue;
+		n = recv(g->sock, (char *)rep + got, sizeof *rep - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
 	}
+	return 0;
 }
 
 /* Kill and reap every process left in group @pgid (the runner is reaped
@@ -143,6 +175,26 @@ static unsigned end_group(pid_t pgid)
 		kb_sleep_ns(WAIT_POLL_NS);
 	}
 	return left;
+}
+
+/*
+ * The sentinel died while the runner ran. The runner dies with it
+ * (PR_SET_PDEATHSIG) and comes to the guardian, a subreaper, as does
+ * every workload process: end and reap them all. Returns the runner's
+ * wait status.
+ */
+static int end_orphaned_run(struct kb_guard *g)
+{
+	int wstatus = 0;
+
+	kill(-g->runner, SIGKILL);
+	for (uint64_t end = kb_now_ns() + SENTINEL_ANSWER_NS; kb_now_ns() < end;) {
+		if (waitpid(g->runner, &wstatus, WNOHANG) == g->runner)
+			break;
+		kb_sleep_ns(WAIT_POLL_NS);
+	}
+	end_group(g->runner);
+	return wstatus;
 }
 
 static const char *signal_name(int sig)
@@ -222,146 +274,116 @@ static int runner_status(int wstatus, pid_t runner, const struct kb_report *rep,
 	return rep->status == KB_OK ? KB_OK : KB_FAILED;
 }
 
-int kb_guard_run(const struct workload *wl, const struct kb_options *opt, struct kb_lock *lock,
-		 struct kb_result *res, char *msg, size_t len)
+int kb_guard_open(struct kb_guard *g, const struct workload *wl, const struct kb_options *opt,
+		  char *msg, size_t len)
 {
-	struct kb_report *rep;
-	int data_fd, status, wstatus = 0, was_subreaper = 0;
-	pid_t runner;
+	int sv[2];
 
-	rep = mmap(NULL, sizeof *rep, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (rep == MAP_FAILED) {
-		kb_fail(msg, len, "mmap: %s", strerror(errno));
-		return KB_FAILED;
+	memset(g, 0, sizeof *g);
+	g->wl = wl;
+	g->opt = opt;
+	g->data_fd = g->sock = -1;
+	g->report = mmap(NULL, sizeof *g->report, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (g->report == MAP_FAILED) {
+		g->report = NULL;
+		return kb_fail(msg, len, "mmap: %s", strerror(errno));
 	}
-	data_fd = memfd_create("ksmkit-results", MFD_CLOEXEC);
-	if (data_fd < 0) {
-		kb_fail(msg, len, "memfd_create: %s", strerror(errno));
-		munmap(rep, sizeof *rep);
-		return KB_FAILED;
-	}
-	memset(rep, 0, sizeof *rep);
-	rep->status = KB_FAILED;
-	prctl(PR_GET_CHILD_SUBREAPER, &was_subreaper, 0, 0, 0);
+	memset(g->report, 0, sizeof *g->report);
+	g->report->status = KB_FAILED;
+	g->data_fd = memfd_create("ksmkit-results", MFD_CLOEXEC);
+	if (g->data_fd < 0)
+		return kb_fail(msg, len, "memfd_create: %s", strerror(errno));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return kb_fail(msg, len, "socketpair: %s", strerror(errno));
+	/* If the sentinel dies, the run's processes come to the guardian. */
+	prctl(PR_GET_CHILD_SUBREAPER, &g->was_subreaper, 0, 0, 0);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	fflush(NULL); /* nothing buffered may be written twice */
-	runner = fork();
-	if (runner == 0)
-		run_child(wl, opt, rep, data_fd, getppid());
-	if (runner < 0) {
-		kb_fail(msg, len, "cannot fork the runner: %s", strerror(errno));
-		status = KB_FAILED;
-		goto out;
+	g->sentinel = fork();
+	if (g->sentinel == 0) {
+		close(sv[0]);
+		kb_sentinel_main(g, sv[1]);
 	}
-	setpgid(runner, runner); /* also done by the runner: whoever is first */
-	forward_to = runner;
-	kb_lock_note_pids(lock, getpid(), runner);
-	wait_runner(runner, kb_now_ns() + wl->timeout_ns + RUNNER_GRACE_NS);
-	forward_to = 0;
-	kill(-runner, SIGKILL); /* the zombie runner keeps the group's id ours */
-	waitpid(runner, &wstatus, 0);
-	end_group(runner);
-	kb_lock_note_pids(lock, getpid(), 0);
-	status = runner_status(wstatus, runner, rep, msg, len);
-	res->measurement = rep->measurement;
-	res->invalid_rows = rep->invalid_rows;
-	if (rep->finished && read_results(rep, data_fd, res, msg, len) != 0)
-		status = KB_FAILED;
-out:
-	prctl(PR_SET_CHILD_SUBREAPER, was_subreaper, 0, 0, 0);
-	close(data_fd);
-	munmap(rep, sizeof *rep);
-	return status;
-}
+	close(sv[1]);
+	if (g->sentinel < 0) {
+		int err = errno;
 
-/* ---- after the run ------------------------------------------------------------- */
-
-static int64_t counter_now(const char *name)
-{
-	char path[128], text[32];
-
-	snprintf(path, sizeof path, KB_KSM_DIR "/%s", name);
-	if (kb_read_file(path, text, sizeof text) <= 0)
-		return -1;
-	return strtoll(text, NULL, 10);
-}
-
-static bool items_remain(void)
-{
-	return counter_now("pages_shared") > 0 || counter_now("pages_sharing") > 0 ||
-	       counter_now("pages_unshared") > 0 || counter_now("pages_volatile") > 0;
-}
-
-/* Run ksmd until it has passed the exited processes once. 0, or -1. */
-static int drop_leftover_items(char *msg, size_t len)
-{
-	int64_t scans = counter_now("full_scans");
-	uint64_t deadline = kb_now_ns() + SETTLE_WAIT_NS;
-	int err;
-
-	/* The advisor would refuse pages_to_scan; these knobs are restored next. */
-	if (kb_knob_exists("advisor_mode"))
-		kb_knob_store("advisor_mode", "none");
-	kb_knob_store("pages_to_scan", "100000");
-	kb_knob_store("sleep_millisecs", "1");
-	if ((err = kb_knob_store("run", "1")) != 0)
-		return kb_fail(msg, len, "cannot start ksmd to drop the run's leftovers: %s",
-			       kb_errno_name(err));
-	while (counter_now("full_scans") == scans && items_remain() && kb_now_ns() < deadline)
-		kb_sleep_ns(WAIT_POLL_NS);
-	kb_knob_store("run", "0");
-	if (counter_now("full_scans") == scans && items_remain())
-		return kb_fail(msg, len, "ksmd did not complete a scan in %" PRIu64 " s to drop "
-					 "the run's leftovers",
-			       SETTLE_WAIT_NS / KB_NSEC);
+		g->sentinel = 0;
+		close(sv[0]);
+		return kb_fail(msg, len, "cannot fork the sentinel: %s", strerror(err));
+	}
+	g->sock = sv[0];
+	forward_fd = g->sock;
 	return 0;
 }
 
-static bool stable_nodes_remain(void)
+int kb_guard_run(struct kb_guard *g, struct kb_lock *lock, struct kb_result *res, char *msg,
+		 size_t len)
 {
-	return counter_now("stable_node_chains") > 0 || counter_now("stable_node_dups") > 0 ||
-	       counter_now("pages_shared") > 0;
+	struct kb_report *rep = g->report;
+	struct kb_sentinel_report heard;
+	int status, wstatus;
+
+	if (tell_sentinel(g, KB_SENTINEL_START) != 0 ||
+	    hear_sentinel(g, &heard, kb_now_ns() + SENTINEL_ANSWER_NS, false) != 0 ||
+	    heard.kind != KB_SENTINEL_STARTED)
+		return kb_fail(msg, len, "the sentinel (pid %d) did not start the runner",
+			       (int)g->sentinel);
+	if (heard.value <= 0)
+		return kb_fail(msg, len, "cannot fork the runner: %s", strerror(-heard.value));
+	g->runner = heard.value;
+	kb_lock_note_pids(lock, getpid(), g->runner, g->sentinel);
+	if (hear_sentinel(g, &heard, kb_now_ns() + g->wl->timeout_ns + RUNNER_GRACE_NS, true) == 0 &&
+	    heard.kind == KB_SENTINEL_ENDED) {
+		wstatus = heard.value;
+		status = runner_status(wstatus, g->runner, rep, msg, len);
+	} else {
+		end_orphaned_run(g);
+		kb_fail(msg, len, "the sentinel (pid %d) died during the run, and the runner "
+				  "(pid %d) with it",
+			(int)g->sentinel, (int)g->runner);
+		status = KB_FAILED;
+	}
+	kb_lock_note_pids(lock, getpid(), 0, g->sentinel);
+	res->measurement = rep->measurement;
+	res->invalid_rows = rep->invalid_rows;
+	if (rep->finished && read_results(rep, g->data_fd, res, msg, len) != 0)
+		status = KB_FAILED;
+	return status;
 }
 
-/*
- * run = 2 frees every stable node it can. One whose page is still mapped
- * stays (the kernel says this races with an exiting process's __mmput), so
- * try again for a while; writing 2 over 2 does nothing, hence run = 0 first.
- */
-static int free_stable_nodes(char *msg, size_t len)
+/* Wait for the dismissed sentinel; SIGKILL it if it does not go. */
+static void reap_sentinel(pid_t sentinel)
 {
-	uint64_t deadline = kb_now_ns() + STABLE_RACE_NS;
-	int err;
+	uint64_t end = kb_now_ns() + SENTINEL_ANSWER_NS;
 
-	for (;;) {
-		if ((err = kb_knob_store("run", "2")) != 0) {
-			kb_append(msg, len, "run = 2 after the run: %s", kb_errno_name(err));
-			return -1;
-		}
-		if (!stable_nodes_remain())
-			return 0;
-		if (kb_now_ns() >= deadline) {
-			kb_append(msg, len, "stable nodes still mapped %" PRIu64 " s after the run",
-				  STABLE_RACE_NS / KB_NSEC);
-			return -1;
+	while (waitpid(sentinel, NULL, WNOHANG) == 0) {
+		if (kb_now_ns() > end) {
+			kill(sentinel, SIGKILL);
+			waitpid(sentinel, NULL, 0);
+			return;
 		}
 		kb_sleep_ns(WAIT_POLL_NS);
-		kb_knob_store("run", "0");
 	}
 }
 
-int kb_settle(char *msg, size_t len)
+void kb_guard_close(struct kb_guard *g)
 {
-	char others[512];
-	int rc = 0;
-
-	if (items_remain() && drop_leftover_items(msg, len) != 0)
-		rc = -1;
-	/* run = 2 frees the stable nodes left behind (chains survive the items);
-	 * only when nobody else has pages merged or memory registered. */
-	if (kb_check_others(others, sizeof others) != 0)
-		return rc;
-	if (free_stable_nodes(msg, len) != 0)
-		rc = -1;
-	return rc;
+	forward_fd = -1;
+	if (g->sentinel > 0) {
+		tell_sentinel(g, KB_SENTINEL_DISMISS);
+		reap_sentinel(g->sentinel);
+		g->sentinel = 0;
+	}
+	if (g->sock >= 0)
+		close(g->sock);
+	g->sock = -1;
+	if (g->data_fd >= 0)
+		close(g->data_fd);
+	g->data_fd = -1;
+	if (g->report)
+		munmap(g->report, sizeof *g->report);
+	g->report = NULL;
+	prctl(PR_SET_CHILD_SUBREAPER, g->was_subreaper, 0, 0, 0);
 }

@@ -4,11 +4,13 @@
  * sampling, page captures, the workload processes and their command protocol,
  * and the runner, guardian and continuous-writer entry points.
  *
- * Process model (kb_guard.c has the whole story): the caller of kb_run() is
- * the guardian; it forks one runner; the runner forks one workload process
- * per initial workload process, and those fork the others on fork events.
- * The runner and the workload processes share a process group whose id is
- * the runner's pid, so the guardian can end them all at once.
+ * Process model (kb_guard.c and kb_sentinel.c have the whole story): the
+ * caller of kb_run() is the guardian; it forks the sentinel, in a session of
+ * its own; the sentinel forks one runner; the runner forks one workload
+ * process per initial workload process, and those fork the others on fork
+ * events. The runner and the workload processes share a process group whose
+ * id is the runner's pid, so the sentinel (or the guardian) can end them all
+ * at once.
  */
 #ifndef KSMKIT_KB_INTERNAL_H
 #define KSMKIT_KB_INTERNAL_H
@@ -80,8 +82,9 @@ struct kb_lock {
  * 0, or -1 with a message naming the holder. */
 int kb_lock_acquire(struct kb_lock *lock, uint64_t wait_ns, const struct kb_options *opt,
 		    char *msg, size_t len);
-/* Record who holds it, for people and tests: "guardian PID\nrunner PID\n". */
-void kb_lock_note_pids(struct kb_lock *lock, pid_t guardian, pid_t runner);
+/* Record who holds it, for people and tests: "guardian PID\nrunner PID\n
+ * sentinel PID\n" (a zero pid is left out). */
+void kb_lock_note_pids(struct kb_lock *lock, pid_t guardian, pid_t runner, pid_t sentinel);
 void kb_lock_release(struct kb_lock *lock);
 
 /* ---- kb_preflight.c: may this run start here? --------------------------------- */
@@ -210,6 +213,9 @@ int kb_proc_fork(struct kb_procs *ps, size_t parent, size_t child, char *msg, si
 int kb_proc_exit(struct kb_procs *ps, size_t index, char *msg, size_t len);
 /* Teardown: unmerge, unmap, exit. *unmerge_ns gets the MADV_UNMERGEABLE time. */
 int kb_proc_quit(struct kb_procs *ps, size_t index, uint64_t *unmerge_ns, char *msg, size_t len);
+/* Whether every process the runner believes alive still is: -1 with a
+ * message naming the first that died (SIGKILLed by someone), else 0. */
+int kb_procs_check_alive(const struct kb_procs *ps, char *msg, size_t len);
 /* SIGKILL whatever is still alive and forget it (error paths). */
 void kb_procs_kill(struct kb_procs *ps);
 void kb_procs_free(struct kb_procs *ps);
@@ -280,22 +286,85 @@ int kb_runner_main(const struct workload *wl, const struct kb_options *opt,
 /* ---- kb_guard.c: the guardian --------------------------------------------------- */
 
 /* Install the signal handlers (SIGINT, SIGTERM, SIGHUP count and are forwarded
- * to the runner) for the duration of a run; restore the caller's ones. */
+ * to the runner, through the sentinel) for the duration of a run; restore the
+ * caller's ones. */
 void kb_signals_install(void);
 void kb_signals_restore(void);
 /* A SIGINT/SIGTERM/SIGHUP arrived (in the guardian, or in the runner). */
 bool kb_interrupted(void);
 /* Make the current process the runner: its own handlers, no forwarding. */
 void kb_signals_become_runner(void);
+/* Make the current process the sentinel: those signals ignored. */
+void kb_signals_become_sentinel(void);
 
-/* Fork the runner, wait for it and every workload process, read its report
- * into @res. Returns the run's KB_* status with @msg. */
-int kb_guard_run(const struct workload *wl, const struct kb_options *opt, struct kb_lock *lock,
-		 struct kb_result *res, char *msg, size_t len);
+/*
+ * One run's processes as the guardian holds them. kb_guard_open() forks the
+ * sentinel (kb_sentinel.c), which will fork the runner; from then on,
+ * whichever of the guardian and the sentinel outlives the other restores the
+ * knobs (kb_recover_saved) and ends the run's processes.
+ */
+struct kb_guard {
+	const struct workload *wl;
+	const struct kb_options *opt;
+	struct kb_report *report; /* shared with the runner (MAP_SHARED) */
+	int data_fd;              /* the runner's results (memfd) */
+	pid_t sentinel;           /* 0 when there is none */
+	int sock;                 /* to the sentinel; -1 when closed */
+	pid_t runner;             /* 0 until the sentinel has started it */
+	int was_subreaper;        /* the caller's PR_GET_CHILD_SUBREAPER */
+};
+
+/* Prepare the shared report and fork the sentinel, which holds @lock's open
+ * file (so the lock lasts as long as it does). 0, or -1 with a message. */
+int kb_guard_open(struct kb_guard *g, const struct workload *wl, const struct kb_options *opt,
+		  char *msg, size_t len);
+/* Have the sentinel fork the runner, wait for it and every workload process,
+ * read its report into @res. Returns the run's KB_* status with @msg. */
+int kb_guard_run(struct kb_guard *g, struct kb_lock *lock, struct kb_result *res, char *msg,
+		 size_t len);
+/* The guardian has restored everything: dismiss the sentinel, wait for it
+ * to exit, free what kb_guard_open() made. Safe on a failed open. */
+void kb_guard_close(struct kb_guard *g);
+
+/* ---- kb_sentinel.c: the sentinel ---------------------------------------------- */
+
+/* What the guardian sends the sentinel: one byte each. */
+enum kb_sentinel_cmd {
+	KB_SENTINEL_START = 'R',   /* fork the runner */
+	KB_SENTINEL_TERM = 'T',    /* SIGTERM to the runner (it tears down) */
+	KB_SENTINEL_KILL = 'K',    /* SIGKILL to the runner */
+	KB_SENTINEL_DISMISS = 'D', /* the guardian restored everything: exit */
+};
+
+/* What the sentinel tells the guardian. */
+struct kb_sentinel_report {
+	int32_t kind;  /* KB_SENTINEL_STARTED or KB_SENTINEL_ENDED */
+	int32_t value; /* the runner's pid; its wait status */
+};
+#define KB_SENTINEL_STARTED 1 /* the runner runs */
+#define KB_SENTINEL_ENDED 2   /* it and every process of its group are gone */
+
+/* In the just-forked sentinel: serve @g's guardian over @sock; never
+ * returns. */
+void kb_sentinel_main(struct kb_guard *g, int sock) __attribute__((noreturn));
+
+/* ---- kb_settle.c, kb_restore.c: after a run ------------------------------------ */
 
 /* After the workload's processes are gone: let ksmd drop their leftover
  * items, then run = 2 if nobody else has pages merged, so that the restored
  * kernel has no stale stable nodes. 0, or -1 with a message. */
 int kb_settle(char *msg, size_t len);
+
+/*
+ * If the state file (KB_SAVED_FILE) is there, a run has not restored its
+ * knobs yet: settle, restore them, note what changed in @rep, remove the
+ * file. The caller holds the lock. 0 (also when there was no file: then
+ * rep->had_saved is false), or -1 with a message.
+ */
+int kb_recover_saved(struct kb_restore_report *rep, char *msg, size_t len);
+/* "run 1 -> 0, pages_to_scan 5000 -> 100", or "no knob needed it". */
+void kb_changes_text(const struct kb_restore_report *rep, char *buf, size_t len);
+/* Append one line about a sentinel's rescue to KB_RESCUE_LOG. */
+void kb_log_rescue(const char *text);
 
 #endif

@@ -6,9 +6,11 @@
  * preflight checks until its knobs are restored; a second run waits for it
  * (telling the user once), up to a bound. flock() locks belong to the open
  * file, so the lock also dies with the last process holding the file open:
- * the guardian, and the runner that inherits it; workload processes close
- * it. The file's text names the holders ("guardian PID", "runner PID") for
- * the waiting run's message and for tests that need the runner's pid.
+ * the guardian, the sentinel and the runner that inherit it (workload
+ * processes close it). The sentinel outlives a killed guardian until it has
+ * restored the knobs, and the lock with it. The file's text names the
+ * holders ("guardian PID", "runner PID", "sentinel PID") for the waiting
+ * run's message and for tests that need their pids.
  */
 #include "config.h"
 #include "kb_internal.h"
@@ -74,22 +76,22 @@ int kb_lock_acquire(struct kb_lock *lock, uint64_t wait_ns, const struct kb_opti
 		}
 	}
 	lock->fd = fd;
-	kb_lock_note_pids(lock, getpid(), 0);
+	kb_lock_note_pids(lock, getpid(), 0, 0);
 	return 0;
 }
 
-void kb_lock_note_pids(struct kb_lock *lock, pid_t guardian, pid_t runner)
+void kb_lock_note_pids(struct kb_lock *lock, pid_t guardian, pid_t runner, pid_t sentinel)
 {
-	char text[64];
+	char text[96];
 	int n;
 
 	if (lock->fd < 0)
 		return;
+	n = snprintf(text, sizeof text, "guardian %d\n", (int)guardian);
 	if (runner)
-		n = snprintf(text, sizeof text, "guardian %d\nrunner %d\n", (int)guardian,
-			     (int)runner);
-	else
-		n = snprintf(text, sizeof text, "guardian %d\n", (int)guardian);
+		n += snprintf(text + n, sizeof text - (size_t)n, "runner %d\n", (int)runner);
+	if (sentinel)
+		n += snprintf(text + n, sizeof text - (size_t)n, "sentinel %d\n", (int)sentinel);
 	/* Informational only: a failed write leaves a stale text, nothing worse. */
 	if (ftruncate(lock->fd, 0) != 0 || pwrite(lock->fd, text, (size_t)n, 0) != n)
 		return;

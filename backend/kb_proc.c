@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define EXIT_WAIT_MS 30000
@@ -309,6 +310,39 @@ int kb_proc_quit(struct kb_procs *ps, size_t index, uint64_t *unmerge_ns, char *
 		return -1;
 	}
 	return wait_gone(&ps->proc[index], ps->wl->procs[index].name, msg, len);
+}
+
+/* How process @p ended, if the runner is its parent: " (killed by signal 9)". */
+static void how_it_ended(const struct kb_proc *p, char *buf, size_t len)
+{
+	siginfo_t si;
+
+	buf[0] = '\0';
+	memset(&si, 0, sizeof si);
+	if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid != p->pid)
+		return;
+	if (si.si_code == CLD_EXITED)
+		snprintf(buf, len, " (exit status %d)", si.si_status);
+	else
+		snprintf(buf, len, " (killed by signal %d)", si.si_status);
+}
+
+int kb_procs_check_alive(const struct kb_procs *ps, char *msg, size_t len)
+{
+	if (!ps->proc)
+		return 0;
+	for (size_t i = 0; i < ps->wl->nprocs; i++) {
+		const struct kb_proc *p = &ps->proc[i];
+		struct pollfd pfd = { p->pidfd, POLLIN, 0 };
+		char how[48];
+
+		if (!p->alive || p->pidfd < 0 || poll(&pfd, 1, 0) <= 0)
+			continue;
+		how_it_ended(p, how, sizeof how);
+		return kb_fail(msg, len, "workload process %s (pid %d) died during the run%s",
+			       ps->wl->procs[i].name, (int)p->pid, how);
+	}
+	return 0;
 }
 
 void kb_procs_kill(struct kb_procs *ps)

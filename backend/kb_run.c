@@ -48,6 +48,8 @@
 
 #define POLL_NS (200 * UINT64_C(1000))
 #define PROGRESS_NS (250 * UINT64_C(1000000))
+/* How often the lockstep loop checks that no workload process died. */
+#define ALIVE_CHECK_NS (20 * UINT64_C(1000000))
 
 /* What ended a wait for the kernel. */
 enum wait_end { WAIT_SCAN, WAIT_BATCH, WAIT_TIME_UP, WAIT_FAILED };
@@ -335,6 +337,11 @@ static enum wait_end wait_for_ksmd(struct kb_runner *r, struct seen *seen)
 		if (cwriter_failed(r)) {
 			stop_cwriters(r, true);
 			return WAIT_FAILED;
+		}
+		if (now - r->last_alive_check >= ALIVE_CHECK_NS) {
+			r->last_alive_check = now;
+			if (kb_procs_check_alive(&r->procs, r->msg, r->msglen) != 0)
+				return WAIT_FAILED;
 		}
 		report_progress(r, now);
 		kb_sleep_ns(POLL_NS);

@@ -43,6 +43,7 @@ struct kb_runner {
 					  sleep (steps, captures): left out of row times */
 	uint64_t deadline;             /* when the workload's timeout expires */
 	uint64_t last_progress;        /* when the progress callback last ran */
+	uint64_t last_alive_check;     /* when the workload processes were last checked */
 	int wl_run;                    /* the run value the workload wants between
 					  points: 1, or what a run event left */
 	bool ksmd_running;             /* run = 1 written and not paused since */

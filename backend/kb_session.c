@@ -5,16 +5,18 @@
  *   1. checks: what the measurement needs, root, KSM, NUMA nodes, THP,
  *      soft-dirty: bad input or skip before anything is touched;
  *   2. the lock (waiting for another backend);
- *   3. recovery: if a state file is left by a run whose guardian died, put
- *      its knobs back first;
- *   4. refusals: other KSM users (unless forced), memory;
- *   5. save every knob, in memory and in the state file; with nobody else
+ *   3. the sentinel (kb_sentinel.c): from here on, if this process dies,
+ *      the sentinel finishes the run and restores from the state file;
+ *   4. recovery: if a state file is left by a run that died whole, put its
+ *      knobs back first;
+ *   5. refusals: other KSM users (unless forced), memory;
+ *   6. save every knob, in memory and in the state file; with nobody else
  *      using KSM, settle first (items of long-gone processes would show);
- *   6. the guardian runs the runner (kb_guard.c);
- *   7. settle (leftover items, run = 2 when safe) and restore every knob,
- *      then remove the state file, release the lock.
+ *   7. the sentinel forks the runner, the guardian waits (kb_guard.c);
+ *   8. settle (leftover items, run = 2 when safe) and restore every knob,
+ *      then remove the state file, dismiss the sentinel, release the lock.
  * From step 3 on, SIGINT/SIGTERM/SIGHUP are caught (and passed on to the
- * runner), so no signal can skip step 7.
+ * runner), so no signal can skip step 8; SIGKILL leaves it to the sentinel.
  */
 #include "config.h"
 #include "kb_internal.h"
@@ -60,26 +62,22 @@ static int put_back(const struct kb_options *opt, const struct kb_knob_set *save
 /* A state file means a run died without restoring: restore its knobs now. */
 static int recover(const struct kb_options *opt, char *msg, size_t len)
 {
-	struct kb_knob_set saved;
-	char text[256];
-	pid_t saver;
+	struct kb_restore_report rep;
+	char changes[600], text[800];
 
-	if (kb_knobs_read_file(&saved, KB_SAVED_FILE, &saver, msg, len) != 0) {
-		if (errno == ENOENT) {
-			if (msg && len)
-				msg[0] = '\0';
-			return 0;
-		}
-		kb_append(msg, len, "check " KB_KSM_DIR " and remove the file");
+	if (kb_recover_saved(&rep, msg, len) != 0)
 		return -1;
+	if (msg && len && msg[0]) {
+		note(opt, msg);
+		msg[0] = '\0';
 	}
+	if (!rep.had_saved)
+		return 0;
+	kb_changes_text(&rep, changes, sizeof changes);
 	snprintf(text, sizeof text,
-		 "restoring the KSM knobs saved by an earlier run (pid %d) that did not finish",
-		 (int)saver);
+		 "restored the KSM knobs saved by an earlier run (pid %d) that did not finish: %s",
+		 (int)rep.saver, changes);
 	note(opt, text);
-	if (put_back(opt, &saved, msg, len) != 0)
-		return -1;
-	unlink(KB_SAVED_FILE);
 	return 0;
 }
 
@@ -106,14 +104,45 @@ static int refuse_or_note_others(const struct kb_options *opt, char *msg, size_t
 	return rc;
 }
 
+/* Steps 5 to 7 with the sentinel standing by. */
+static int guarded_run(struct kb_guard *guard, struct kb_lock *lock, const struct workload *wl,
+		       const struct kb_options *opt, struct kb_result *res, char *msg,
+		       size_t msglen)
+{
+	struct kb_knob_set saved;
+	char restore[512] = "";
+	int status = KB_FAILED, others;
+
+	if (recover(opt, msg, msglen) != 0 || (others = refuse_or_note_others(opt, msg, msglen)) < 0 ||
+	    kb_check_memory(wl, msg, msglen) != 0 || kb_knobs_save(&saved, msg, msglen) != 0 ||
+	    kb_knobs_write_file(&saved, KB_SAVED_FILE, msg, msglen) != 0)
+		return KB_FAILED;
+	/* Items of processes gone since some earlier run would show in the
+	 * first rows: let ksmd drop them first (only with nobody else around). */
+	if (!others && kb_settle(restore, sizeof restore) != 0)
+		note(opt, restore);
+	if (kb_interrupted())
+		kb_fail(msg, msglen, "interrupted by a signal before the run started");
+	else
+		status = kb_guard_run(guard, lock, res, msg, msglen);
+	restore[0] = '\0';
+	if (put_back(opt, &saved, restore, sizeof restore) == 0) {
+		unlink(KB_SAVED_FILE);
+	} else if (status == KB_OK) {
+		kb_fail(msg, msglen, "%s", restore);
+		status = KB_FAILED;
+	} else {
+		kb_append(msg, msglen, "%s", restore);
+	}
+	return status;
+}
+
 int kb_run(const struct workload *wl, const struct kb_options *opt, struct kb_result *res,
 	   char *msg, size_t msglen)
 {
-	struct kb_knob_set saved;
+	struct kb_guard guard;
 	struct kb_lock lock;
-	char restore[512] = "";
-	int status, others = 0;
-	bool restored;
+	int status;
 
 	memset(res, 0, sizeof *res);
 	if (msg && msglen)
@@ -126,29 +155,11 @@ int kb_run(const struct workload *wl, const struct kb_options *opt, struct kb_re
 		return KB_FAILED;
 	kb_signals_install();
 	status = KB_FAILED;
-	if (recover(opt, msg, msglen) != 0 || (others = refuse_or_note_others(opt, msg, msglen)) < 0 ||
-	    kb_check_memory(wl, msg, msglen) != 0 || kb_knobs_save(&saved, msg, msglen) != 0 ||
-	    kb_knobs_write_file(&saved, KB_SAVED_FILE, msg, msglen) != 0)
-		goto out;
-	/* Items of processes gone since some earlier run would show in the
-	 * first rows: let ksmd drop them first (only with nobody else around). */
-	if (!others && kb_settle(restore, sizeof restore) != 0)
-		note(opt, restore);
-	if (kb_interrupted())
-		kb_fail(msg, msglen, "interrupted by a signal before the run started");
-	else
-		status = kb_guard_run(wl, opt, &lock, res, msg, msglen);
-	restore[0] = '\0';
-	restored = put_back(opt, &saved, restore, sizeof restore) == 0;
-	if (restored) {
-		unlink(KB_SAVED_FILE);
-	} else if (status == KB_OK) {
-		kb_fail(msg, msglen, "%s", restore);
-		status = KB_FAILED;
-	} else {
-		kb_append(msg, msglen, "%s", restore);
+	if (kb_guard_open(&guard, wl, opt, msg, msglen) == 0) {
+		kb_lock_note_pids(&lock, getpid(), 0, guard.sentinel);
+		status = guarded_run(&guard, &lock, wl, opt, res, msg, msglen);
 	}
-out:
+	kb_guard_close(&guard);
 	kb_signals_restore();
 	kb_lock_release(&lock);
 	return status;

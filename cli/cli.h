@@ -49,5 +49,6 @@ int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_restore(int argc, char **argv);
 
 #endif

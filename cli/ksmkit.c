@@ -291,6 +291,27 @@ static const char demo_usage[] =
 	"\n"
 	"Exit status: 0 nothing differs, 1 a workload differs or failed, 2 bad usage.\n";
 
+static const char restore_usage[] =
+	"usage: ksmkit restore [-q|--quiet]\n"
+	"\n"
+	"Put back the KSM knobs a ksmkit run saved and did not restore, and say which\n"
+	"ones changed. A run restores its own knobs however it ends: its guardian\n"
+	"process does, or, when the guardian is killed (SIGKILL of it or of its\n"
+	"process group included), its sentinel does within seconds and logs it to\n"
+	"/run/ksmkit/rescues.log. Only when every process of a run died at once are\n"
+	"the saved knobs (/run/ksmkit/saved-knobs) left for the next run, which\n"
+	"restores them before it starts, or for this command. It waits up to 30 s for\n"
+	"a running backend (or a sentinel still restoring) to finish, settles the\n"
+	"kernel as a run does (ksmd drops the dead run's leftovers; run = 2 only when\n"
+	"nobody else has pages merged), writes back every knob that differs, and\n"
+	"removes the file. With nothing to restore it says so (and shows the last\n"
+	"rescue a sentinel logged) and exits 0.\n"
+	"\n"
+	"  -q, --quiet   print nothing when there is nothing to restore\n"
+	"\n"
+	"Exit status: 0 restored, or nothing to restore; 1 a run is still going, a\n"
+	"knob could not be written, or restoring needs root; 2 bad usage; 77 no KSM.\n";
+
 const struct cli_command cli_commands[] = {
 	{ "lint", cmd_lint, "check workload files and print them normalized", lint_usage },
 	{ "sim", cmd_sim, "run a workload on the simulator and print its trace", sim_usage },
@@ -303,6 +324,7 @@ const struct cli_command cli_commands[] = {
 	{ "plot", cmd_plot, "draw charts of traces and sweep results (PNG, SVG)", plot_usage },
 	{ "sweep", cmd_sweep, "benchmark sweeps: kernel and simulator side by side",
 	  sweep_usage },
+	{ "restore", cmd_restore, "restore the KSM knobs a killed run left changed", restore_usage },
 	{ "calibrate", cmd_calibrate, "measure the simulator's cost model on this machine",
 	  calibrate_usage },
 	{ NULL, NULL, NULL, NULL },

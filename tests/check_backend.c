@@ -11,8 +11,11 @@
  *   writers, soft-dirty capture (or its skip), the timeout, the page
  *   partition.
  * safety: knobs restored after runs that started from non-default knobs
- *   (the advisor included), and after SIGINT, SIGTERM and SIGKILL of the
- *   runner or the guardian, with nothing of the run left merged.
+ *   (the advisor included), and within 5 s after SIGINT, SIGTERM, SIGHUP
+ *   or SIGKILL of any process of a run (the guardian and its process group,
+ *   the sentinel, the runner and its group, a workload process), with
+ *   nothing of the run left merged or alive; a run killed whole is restored
+ *   by the next run or by `ksmkit restore`.
  * refusals: another process with mergeable memory (and --force), a workload
  *   larger than 80% of MemAvailable, two backends at once (the second
  *   waits), not root, a NUMA node this machine lacks, bad measurements.
@@ -297,45 +300,70 @@ static size_t distinct_frames(const struct kb_result *res, uint64_t scan)
 /* ---- the ksmkit program --------------------------------------------------- */
 
 struct cli {
-	pid_t pid;
+	pid_t pid;       /* ksmkit, the leader of its own process group */
 	int err_fd;      /* its stderr */
+	int out_fd;      /* its stdout when captured, else -1 (/dev/null) */
 	char err[8192];  /* what it said */
+	char out[8192];  /* what it printed, when captured (small outputs only) */
 	int status;      /* exit code, or 128 + signal */
 };
 
-static void cli_start(struct cli *c, bool as_nobody, const char *const *args)
+static void cli_start_capturing(struct cli *c, bool as_nobody, bool capture_out,
+				const char *const *args)
 {
-	int pipefd[2];
+	int pipefd[2], outfd[2] = { -1, -1 };
 
 	memset(c, 0, sizeof *c);
 	ck_assert_int_eq(pipe(pipefd), 0);
+	if (capture_out)
+		ck_assert_int_eq(pipe(outfd), 0);
 	c->pid = fork();
 	ck_assert_int_ge(c->pid, 0);
 	if (c->pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 
+		setpgid(0, 0);
 		dup2(pipefd[1], STDERR_FILENO);
-		dup2(null, STDOUT_FILENO);
+		dup2(capture_out ? outfd[1] : null, STDOUT_FILENO);
 		close(pipefd[0]);
 		if (as_nobody && (setgid(65534) != 0 || setuid(65534) != 0))
 			_exit(99);
 		execv(KSMKIT, (char *const *)args);
 		_exit(98);
 	}
+	setpgid(c->pid, c->pid);
 	close(pipefd[1]);
 	c->err_fd = pipefd[0];
+	c->out_fd = -1;
+	if (capture_out) {
+		close(outfd[1]);
+		c->out_fd = outfd[0];
+	}
+}
+
+static void cli_start(struct cli *c, bool as_nobody, const char *const *args)
+{
+	cli_start_capturing(c, as_nobody, false, args);
+}
+
+static void read_all_of(int fd, char *buf, size_t cap)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while ((n = read(fd, buf + got, cap - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	close(fd);
 }
 
 static int cli_finish(struct cli *c)
 {
-	size_t got = 0;
-	ssize_t n;
 	int ws;
 
-	while ((n = read(c->err_fd, c->err + got, sizeof c->err - 1 - got)) > 0)
-		got += (size_t)n;
-	c->err[got] = '\0';
-	close(c->err_fd);
+	if (c->out_fd >= 0)
+		read_all_of(c->out_fd, c->out, sizeof c->out);
+	read_all_of(c->err_fd, c->err, sizeof c->err);
 	ck_assert_int_eq(waitpid(c->pid, &ws, 0), c->pid);
 	c->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 	return c->status;
@@ -349,25 +377,60 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The runner of the backend whose guardian is @guardian (from the lock file). */
-static pid_t runner_of(pid_t guardian)
+/* Process @role ("runner", "sentinel") of the backend whose guardian is
+ * @guardian, from the lock file (waiting for it to be named there). */
+static pid_t holder_of(pid_t guardian, const char *role)
 {
 	for (double end = now_s() + 20; now_s() < end; usleep(5000)) {
-		char text[128] = "";
-		int g = 0, r = 0;
+		char text[128] = "", *at;
+		int g = 0;
 		FILE *f = fopen(KB_LOCK_FILE, "r");
 
 		if (!f)
 			continue;
-		if (fread(text, 1, sizeof text - 1, f) > 0 &&
-		    sscanf(text, "guardian %d\nrunner %d", &g, &r) == 2 && g == guardian && r > 0) {
+		if (fread(text, 1, sizeof text - 1, f) > 0 && sscanf(text, "guardian %d", &g) == 1 &&
+		    g == guardian && (at = strstr(text, role)) && atoi(at + strlen(role) + 1) > 0) {
 			fclose(f);
-			return (pid_t)r;
+			return (pid_t)atoi(at + strlen(role) + 1);
 		}
 		fclose(f);
 	}
-	ck_abort_msg("no runner for guardian %d", (int)guardian);
+	ck_abort_msg("no %s for guardian %d", role, (int)guardian);
 	return 0;
+}
+
+static pid_t runner_of(pid_t guardian)
+{
+	return holder_of(guardian, "runner");
+}
+
+/* A workload process of the run whose runner is @runner (its process group). */
+static pid_t worker_of(pid_t runner)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	ck_assert_ptr_nonnull(proc);
+	while (!found && (de = readdir(proc)) != NULL) {
+		char path[300], text[512], *paren;
+		int pgrp = 0;
+		FILE *f;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fgets(text, sizeof text, f) && strstr(text, "(wl:") &&
+		    (paren = strrchr(text, ')')) && sscanf(paren + 2, "%*c %*d %d", &pgrp) == 1 &&
+		    pgrp == runner)
+			found = (pid_t)atoi(de->d_name);
+		fclose(f);
+	}
+	closedir(proc);
+	ck_assert_msg(found, "no workload process in group %d", (int)runner);
+	return found;
 }
 
 static void wait_until_merged(void)
@@ -1150,45 +1213,6 @@ START_TEST(test_restores_changed_knobs)
 }
 END_TEST
 
-/* Interrupting a run, however, leaves knobs as they were and nothing merged. */
-static const struct interruption {
-	bool runner;  /* signal the runner (else the guardian: ksmkit itself) */
-	int signal;
-	const char *says; /* on stderr, after "the runner (pid N)" for SIGKILL */
-} interruptions[] = {
-	{ true, SIGKILL, "was killed by SIGKILL" },
-	{ true, SIGTERM, "interrupted by a signal" },
-	{ false, SIGINT, "interrupted by a signal" },
-	{ false, SIGTERM, "interrupted by a signal" },
-};
-
-START_TEST(test_interrupted_run)
-{
-	const struct interruption *in = &interruptions[_i];
-	char *path = temp_workload(long_workload), who[64];
-	const char *args[] = { "ksmkit", "run", "-q", path, NULL };
-	struct kb_knob_set before;
-	struct cli c;
-	pid_t runner;
-
-	save_knobs(&before);
-	cli_start(&c, false, args);
-	runner = runner_of(c.pid);
-	wait_until_merged();
-	ck_assert_int_eq(counter("max_page_sharing"), 64);
-	kill(in->runner ? runner : c.pid, in->signal);
-	ck_assert_int_eq(cli_finish(&c), 1);
-	snprintf(who, sizeof who, "the runner (pid %d)", (int)runner);
-	ck_assert_msg(strstr(c.err, in->says), "stderr: %s", c.err);
-	if (in->signal == SIGKILL)
-		ck_assert_msg(strstr(c.err, who), "stderr: %s", c.err);
-	assert_as_before(&before);
-	ck_assert_int_ne(access(KB_SAVED_FILE, F_OK), 0);
-	unlink(path);
-	free(path);
-}
-END_TEST
-
 static bool lock_is_free(void)
 {
 	int fd = open(KB_LOCK_FILE, O_RDONLY);
@@ -1201,6 +1225,133 @@ static bool lock_is_free(void)
 	return free_now;
 }
 
+/* Whether the machine is as in @before (assert_as_before without asserting),
+ * the state file gone and the lock free. */
+static bool is_restored(const struct kb_knob_set *before)
+{
+	struct kb_knob_set now;
+
+	save_knobs(&now);
+	for (size_t i = 0; i < before->n; i++) {
+		const char *v = kb_knobs_get(&now, before->knob[i].name);
+
+		if (!v || strcmp(v, before->knob[i].value) != 0)
+			return false;
+	}
+	return counter("pages_shared") == 0 && counter("pages_sharing") == 0 &&
+	       counter("ksm_zero_pages") == 0 && workload_processes() == 0 &&
+	       access(KB_SAVED_FILE, F_OK) != 0 && lock_is_free();
+}
+
+/* The promise: whatever was killed, within 5 s everything is as before. */
+static void assert_restored_within_5s(const struct kb_knob_set *before, double since)
+{
+	while (!is_restored(before) && now_s() - since < 5)
+		usleep(10000);
+	assert_as_before(before);
+	ck_assert_msg(access(KB_SAVED_FILE, F_OK) != 0, "%s is still there", KB_SAVED_FILE);
+	ck_assert_msg(lock_is_free(), "the lock is still held");
+	ck_assert_msg(now_s() - since < 5, "restored only after %.1f s", now_s() - since);
+}
+
+/* The last line of the sentinels' rescue log, or "". */
+static void last_rescue(char *buf, size_t len)
+{
+	char line[2048];
+	FILE *f = fopen(KB_RESCUE_LOG, "r");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f))
+		snprintf(buf, len, "%s", line);
+	fclose(f);
+}
+
+/* Interrupting or killing a run, whatever is hit, leaves knobs as they
+ * were and nothing merged, within 5 s. */
+enum victim { V_GUARDIAN, V_GUARDIAN_GROUP, V_SENTINEL, V_RUNNER, V_RUNNER_GROUP, V_WORKER };
+
+static const struct interruption {
+	enum victim victim;
+	int signal;
+	int status;       /* ksmkit's exit status (128 + signal: it was killed) */
+	const char *says; /* on stderr; NULL when ksmkit itself was killed */
+} interruptions[] = {
+	{ V_RUNNER, SIGKILL, 1, "was killed by SIGKILL" },
+	{ V_RUNNER, SIGTERM, 1, "interrupted by a signal" },
+	{ V_GUARDIAN, SIGINT, 1, "interrupted by a signal" },
+	{ V_GUARDIAN, SIGTERM, 1, "interrupted by a signal" },
+	{ V_GUARDIAN, SIGHUP, 1, "interrupted by a signal" },
+	{ V_GUARDIAN, SIGKILL, 128 + SIGKILL, NULL },
+	{ V_GUARDIAN_GROUP, SIGKILL, 128 + SIGKILL, NULL },
+	{ V_SENTINEL, SIGKILL, 1, "the sentinel (pid" },
+	{ V_RUNNER_GROUP, SIGKILL, 1, "was killed by SIGKILL" },
+	{ V_WORKER, SIGKILL, 1, "workload process main (pid" },
+};
+
+static void hit(enum victim v, int sig, pid_t guardian, pid_t runner, pid_t sentinel)
+{
+	switch (v) {
+	case V_GUARDIAN:
+		kill(guardian, sig);
+		break;
+	case V_GUARDIAN_GROUP:
+		kill(-guardian, sig);
+		break;
+	case V_SENTINEL:
+		kill(sentinel, sig);
+		break;
+	case V_RUNNER:
+		kill(runner, sig);
+		break;
+	case V_RUNNER_GROUP:
+		kill(-runner, sig);
+		break;
+	case V_WORKER:
+		kill(worker_of(runner), sig);
+		break;
+	}
+}
+
+START_TEST(test_interrupted_run)
+{
+	const struct interruption *in = &interruptions[_i];
+	char *path = temp_workload(long_workload), rescue[2048], who[64];
+	const char *args[] = { "ksmkit", "run", "-q", path, NULL };
+	struct kb_knob_set before;
+	pid_t runner, sentinel;
+	struct cli c;
+	double t_hit;
+
+	save_knobs(&before);
+	cli_start(&c, false, args);
+	runner = runner_of(c.pid);
+	sentinel = holder_of(c.pid, "sentinel");
+	wait_until_merged();
+	ck_assert_int_eq(counter("max_page_sharing"), 64);
+	hit(in->victim, in->signal, c.pid, runner, sentinel);
+	t_hit = now_s();
+	ck_assert_int_eq(cli_finish(&c), in->status);
+	if (in->says)
+		ck_assert_msg(strstr(c.err, in->says), "stderr: %s", c.err);
+	if (in->victim == V_RUNNER && in->signal == SIGKILL) {
+		snprintf(who, sizeof who, "the runner (pid %d)", (int)runner);
+		ck_assert_msg(strstr(c.err, who), "stderr: %s", c.err);
+	}
+	assert_restored_within_5s(&before, t_hit);
+	if (!in->says) { /* the sentinel did it, and logged it */
+		snprintf(who, sizeof who, "sentinel %d: the guardian (pid %d) died", (int)sentinel,
+			 (int)c.pid);
+		last_rescue(rescue, sizeof rescue);
+		ck_assert_msg(strstr(rescue, who) && strstr(rescue, "max_page_sharing 64 -> "),
+			      "last rescue: %s", rescue);
+	}
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 static void collect_note(const char *note, void *arg)
 {
 	char *notes = arg;
@@ -1209,40 +1360,94 @@ static void collect_note(const char *note, void *arg)
 	strncat(notes, "\n", 4095 - strlen(notes));
 }
 
-/* SIGKILL of the guardian too: the next run restores from the state file. */
-START_TEST(test_guardian_killed)
+/*
+ * Every process of a run at once (stopped first, so none can fork or act,
+ * then SIGKILLed): nothing is left to restore, so the knobs stay changed,
+ * the state file says so, and the lock is free once they are gone.
+ */
+static void kill_whole_run(const char *path)
 {
-	char *path = temp_workload(long_workload), notes[4096] = "";
 	const char *args[] = { "ksmkit", "run", "-q", path, NULL };
-	struct workload *wl = load("ksm-tests-merge.wl");
-	struct kb_knob_set before;
-	struct kb_options opt;
-	struct kb_result res;
+	pid_t runner, sentinel, worker;
 	struct cli c;
 
-	save_knobs(&before);
 	cli_start(&c, false, args);
-	runner_of(c.pid);
+	runner = runner_of(c.pid);
+	sentinel = holder_of(c.pid, "sentinel");
 	wait_until_merged();
+	worker = worker_of(runner);
+	kill(c.pid, SIGSTOP);
+	kill(sentinel, SIGSTOP);
+	kill(-runner, SIGSTOP);
 	kill(c.pid, SIGKILL);
+	kill(sentinel, SIGKILL);
+	kill(-runner, SIGKILL);
 	ck_assert_int_eq(cli_finish(&c), 128 + SIGKILL);
-	for (double end = now_s() + 20; now_s() < end && !(lock_is_free() && !workload_processes());)
+	for (double end = now_s() + 20;
+	     now_s() < end && !(lock_is_free() && !workload_processes() && kill(worker, 0) != 0);)
 		usleep(10000);
 	ck_assert(lock_is_free());
 	ck_assert_int_eq(workload_processes(), 0);
 	ck_assert_int_eq(access(KB_SAVED_FILE, F_OK), 0);
-	ck_assert_int_eq(counter("max_page_sharing"), 64); /* not restored yet */
+	ck_assert_int_eq(counter("max_page_sharing"), 64); /* not restored */
+}
 
+/* Killed whole: the next run restores from the state file, and says so. */
+START_TEST(test_killed_whole_next_run_restores)
+{
+	char *path = temp_workload(long_workload), notes[4096] = "";
+	struct workload *wl = load("ksm-tests-merge.wl");
+	struct kb_knob_set before;
+	struct kb_options opt;
+	struct kb_result res;
+
+	save_knobs(&before);
+	kill_whole_run(path);
 	kb_options_init(&opt);
 	opt.note = collect_note;
 	opt.note_arg = notes;
 	run_ok(wl, &opt, &res);
-	ck_assert_msg(strstr(notes, "restoring the KSM knobs saved by an earlier run"), "%s", notes);
+	ck_assert_msg(strstr(notes, "restored the KSM knobs saved by an earlier run") &&
+			      strstr(notes, "max_page_sharing 64 -> "),
+		      "%s", notes);
 	CHECK_ROWS(&res, { 2, TRACE_PAGES_SHARED, 1 }, { 2, TRACE_PAGES_SHARING, 9 });
 	assert_as_before(&before);
 	ck_assert_int_ne(access(KB_SAVED_FILE, F_OK), 0);
 	kb_result_free(&res);
 	wl_free(wl);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+/* Killed whole: `ksmkit restore` puts the knobs back, naming each; then
+ * there is nothing more to do, and it says that, with exit 0 both times. */
+START_TEST(test_restore_command)
+{
+	const char *args[] = { "ksmkit", "restore", NULL };
+	const char *extra[] = { "ksmkit", "restore", "now", NULL };
+	char *path = temp_workload(long_workload);
+	struct kb_knob_set before;
+	struct cli c;
+
+	save_knobs(&before);
+	kill_whole_run(path);
+	cli_start_capturing(&c, false, true, args);
+	ck_assert_int_eq(cli_finish(&c), 0);
+	ck_assert_msg(strstr(c.out, "restored the knobs saved by run") &&
+			      strstr(c.out, "max_page_sharing") && strstr(c.out, "64 -> ") &&
+			      strstr(c.out, "smart_scan") && strstr(c.out, "0 -> 1"),
+		      "stdout: %s", c.out);
+	assert_as_before(&before);
+	ck_assert_int_ne(access(KB_SAVED_FILE, F_OK), 0);
+
+	cli_start_capturing(&c, false, true, args);
+	ck_assert_int_eq(cli_finish(&c), 0);
+	ck_assert_msg(strstr(c.out, "nothing to restore"), "stdout: %s", c.out);
+	cli_start(&c, false, extra);
+	ck_assert_int_eq(cli_finish(&c), 2);
+	ck_assert_msg(strstr(c.err, "unexpected argument 'now'"), "stderr: %s", c.err);
+	assert_as_before(&before);
 	unlink(path);
 	free(path);
 }
@@ -1427,7 +1632,8 @@ static Suite *backend_suite(void)
 	tcase_add_test(tc, test_restores_changed_knobs);
 	tcase_add_loop_test(tc, test_interrupted_run, 0,
 			    (int)(sizeof interruptions / sizeof interruptions[0]));
-	tcase_add_test(tc, test_guardian_killed);
+	tcase_add_test(tc, test_killed_whole_next_run_restores);
+	tcase_add_test(tc, test_restore_command);
 
 	tc = tcase(s, "refusals");
 	tcase_add_test(tc, test_refuses_other_ksm_user);
@@ -1439,14 +1645,21 @@ static Suite *backend_suite(void)
 }
 
 /* Why this machine cannot run the suite, or NULL. */
-static const char *skip_reason(void)
+static const char *machine_skip_reason(void)
 {
-	static char others[256];
-
 	if (geteuid() != 0)
 		return "needs root (KSM's knobs are root's)";
 	if (access(KSM "run", F_OK) != 0)
 		return "this kernel has no KSM (" KSM " is missing)";
+	return NULL;
+}
+
+/* Why the suite would disturb someone, or NULL; asked holding the suites'
+ * lock, so another kernel suite's pages are not mistaken for someone else's. */
+static const char *others_skip_reason(void)
+{
+	static char others[256];
+
 	if (counter("pages_shared") || counter("pages_sharing") || counter("ksm_zero_pages")) {
 		snprintf(others, sizeof others, "someone else's pages are merged (pages_shared %" PRId64
 						"): the tests would disturb them",
@@ -1458,7 +1671,7 @@ static const char *skip_reason(void)
 
 int main(void)
 {
-	const char *why = skip_reason();
+	const char *why = machine_skip_reason();
 	struct kb_knob_set found;
 	char msg[512];
 	SRunner *sr;
@@ -1471,6 +1684,10 @@ int main(void)
 	if (lock_kernel_suites() < 0) {
 		printf("check_backend: cannot lock %s/check-suites.lock\n", KB_STATE_DIR);
 		return 99;
+	}
+	if ((why = others_skip_reason())) {
+		printf("SKIP: check_backend: %s\n", why);
+		return 77;
 	}
 	if (kb_knobs_save(&found, msg, sizeof msg) != 0) {
 		printf("check_backend: %s\n", msg);
