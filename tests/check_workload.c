@@ -667,6 +667,139 @@ START_TEST(missing_file_is_reported)
 }
 END_TEST
 
+/* --- scale: linear parsing (the timing is bench/parser-scaling's) -------------- */
+
+/* A growing text buffer for generated workloads. */
+struct gen {
+	char *text;
+	size_t len;
+	FILE *f;
+};
+
+static void gen_open(struct gen *g)
+{
+	g->text = NULL;
+	g->len = 0;
+	g->f = open_memstream(&g->text, &g->len);
+	ck_assert_ptr_nonnull(g->f);
+}
+
+static struct workload *gen_parse(struct gen *g)
+{
+	struct workload *wl;
+	struct wl_error err;
+
+	fclose(g->f);
+	if (wl_parse_buffer(g->text, g->len, "big.wl", &wl, &err) != 0)
+		ck_abort_msg("generated workload does not parse: %s", err.text);
+	free(g->text);
+	return wl;
+}
+
+START_TEST(fifty_thousand_regions_parse)
+{
+	const unsigned n = 50000;
+	struct workload *wl;
+	struct gen g;
+
+	gen_open(&g);
+	fprintf(g.f, "[global]\nscans = 2\n");
+	for (unsigned i = 0; i < n; i++)
+		fprintf(g.f, "[region r%u]\nprocess = p%u\npages = 1\nfill = unique\n", i, i);
+	/* and an event on the last, found by name */
+	fprintf(g.f, "[event w]\nat = after-scan:1\naction = write\nregion = r%u\n", n - 1);
+	wl = gen_parse(&g);
+	ck_assert_uint_eq(wl->nregions, n);
+	ck_assert_uint_eq(wl->nprocs, n);
+	ck_assert_str_eq(wl->procs[wl->regions[n - 1].process].name, "p49999");
+	ck_assert_uint_eq(wl->events[0].region, n - 1);
+	ck_assert_uint_eq(wl->events[0].process, n - 1);
+	wl_free(wl);
+}
+END_TEST
+
+/* Many unmaps, forks and writes: the holes each process sees stay its own. */
+START_TEST(many_forks_keep_their_own_holes)
+{
+	const unsigned n = 20000;
+	struct workload *wl;
+	struct gen g;
+
+	gen_open(&g);
+	fprintf(g.f, "[global]\nscans = 4\n[region a]\npages = %u\nfill = zero\n", 2 * n);
+	/* main unmaps the odd pages, forking a child after each unmap */
+	for (unsigned i = 0; i < n; i++)
+		fprintf(g.f, "[event x%u]\nat = after-scan:1\naction = unmap\nregion = a\n"
+			"pages = %u\n[event f%u]\nat = after-scan:1\naction = fork\n"
+			"process = main\nchild = k%u\n", i, 2 * i + 1, i, i);
+	/* child k_i lacks pages 1, 3, ..., 2i+1 only: it may write page 2i+3 */
+	for (unsigned i = 0; i + 1 < n; i++)
+		fprintf(g.f, "[event w%u]\nat = after-scan:2\naction = write\nregion = a\n"
+			"process = k%u\npages = %u-%u\n", i, i, 2 * i + 2, 2 * i + 3);
+	wl = gen_parse(&g);
+	ck_assert_uint_eq(wl->nprocs, n + 1);
+	wl_free(wl);
+	/* ... and not page 2i+1 */
+	ck_assert_str_eq(parse_error("[global]\nscans = 4\n[region a]\npages = 8\nfill = zero\n"
+		"[event x0]\nat = after-scan:1\naction = unmap\nregion = a\npages = 1\n"
+		"[event f0]\nat = after-scan:1\naction = fork\nprocess = main\nchild = k0\n"
+		"[event x1]\nat = after-scan:1\naction = unmap\nregion = a\npages = 3\n"
+		"[event w]\nat = after-scan:2\naction = write\nregion = a\nprocess = k0\n"
+		"pages = 2-3\n"
+		"[event v]\nat = after-scan:2\naction = write\nregion = a\npages = every:2+1\n"),
+		"t.wl:27: [event v]: page 1 of region a in process main is unmapped by then");
+}
+END_TEST
+
+/*
+ * wl_holes against a page-by-page model: random unmaps (runs and strides),
+ * forks and queries over a few processes of a 96-page region.
+ */
+START_TEST(holes_match_a_page_model)
+{
+	enum { PROCS = 6, PAGES = 96, ROUNDS = 4000 };
+	static bool gone[PROCS][PAGES];
+	struct wl_holes *h = wl_holes_new(PROCS);
+	struct wl_rng rng = wl_rng_stream(7, 0);
+	unsigned nprocs = 1;
+
+	memset(gone, 0, sizeof(gone));
+	ck_assert_ptr_nonnull(h);
+	for (unsigned round = 0; round < ROUNDS; round++) {
+		unsigned proc = (unsigned)wl_rng_below(&rng, nprocs), op = (unsigned)wl_rng_below(&rng, 8);
+		struct wl_progression p;
+		uint64_t got = 0, want = PAGES;
+
+		p.first = wl_rng_below(&rng, PAGES);
+		p.last = p.first + wl_rng_below(&rng, PAGES - p.first);
+		p.step = wl_rng_below(&rng, 3) ? 1 : 1 + wl_rng_below(&rng, 7);
+		for (uint64_t q = p.first; q <= p.last; q += p.step)
+			if (gone[proc][q] && want == PAGES)
+				want = q;
+		if (op == 0 && nprocs < PROCS) {
+			wl_holes_fork(h, proc, nprocs);
+			memcpy(gone[nprocs], gone[proc], sizeof(gone[proc]));
+			nprocs++;
+		} else if (op < 4 && want == PAGES) {
+			ck_assert_int_eq(wl_holes_add(h, proc, 0, &p), 0);
+			for (uint64_t q = p.first; q <= p.last; q += p.step)
+				gone[proc][q] = true;
+		} else {
+			bool found = wl_holes_first(h, proc, 0, &p, &got);
+
+			ck_assert_msg(found == (want < PAGES), "round %u: process %u, pages %llu-%llu "
+				      "step %llu: found %d", round, proc, (unsigned long long)p.first,
+				      (unsigned long long)p.last, (unsigned long long)p.step, found);
+			if (found)
+				ck_assert_uint_eq(got, want);
+		}
+		/* no other region is touched */
+		ck_assert(!wl_holes_any(h, proc, 1));
+	}
+	wl_holes_free(h);
+}
+END_TEST
+
 /* --- bad inputs: each names file:line and exactly what is wrong ------------ */
 
 #define X46 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
@@ -1059,6 +1192,19 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, nul_byte_in_file_is_an_error);
 	tcase_add_test(tc, unterminated_buffer_with_a_bad_last_line);
 	tcase_add_test(tc, child_may_be_named_before_its_fork_section);
+	suite_add_tcase(s, tc);
+
+	/*
+	 * Large inputs. Not a timing test (bench/parser-scaling measures), but
+	 * the timeout is a backstop: these take about a second here and a
+	 * quadratic parser over two minutes, while sanitizer builds on a busy
+	 * machine stay well inside it.
+	 */
+	tc = tcase_create("scale");
+	tcase_set_timeout(tc, 100);
+	tcase_add_test(tc, fifty_thousand_regions_parse);
+	tcase_add_test(tc, many_forks_keep_their_own_holes);
+	tcase_add_test(tc, holes_match_a_page_model);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("bad_input");

@@ -1,7 +1,8 @@
 /*
  * wl_internal.h - what the workload module's files share and nobody else sees:
- * the parse context that records the first error, and the value parsers each
- * section's keys are built from. Not installed.
+ * the parse context that records the first error, the value parsers each
+ * section's keys are built from, and the set of unmapped pages the timeline
+ * check keeps (wl_holes.c). Not installed.
  */
 #ifndef KSMKIT_WL_INTERNAL_H
 #define KSMKIT_WL_INTERNAL_H
@@ -47,6 +48,38 @@ const char *wl_groups_format(const struct wl_group *groups, size_t n, char *buf,
 
 /* inih's line buffer holds this many characters of one line. */
 #define WL_MAX_LINE 197
+
+/* --- wl_holes.c: pages unmapped so far, per process and region ---------------- */
+
+/* Pages first, first + step, ... up to last (step >= 1, first <= last). */
+struct wl_progression {
+	uint64_t first, last, step;
+};
+
+/* The smallest page in both progressions, if any (Chinese remainder theorem). */
+bool wl_progressions_meet(const struct wl_progression *a, const struct wl_progression *b,
+			  uint64_t *page);
+
+/*
+ * The holes (unmapped pages) of every process's copy of every region, as the
+ * timeline check replays the workload. A process forked from another starts
+ * with its parent's holes (wl_holes_fork, O(1)); afterwards the two change
+ * independently. Adding a run of pages and finding the first hole in a run
+ * are O(log n) in the number of holes; strided holes (every:K, K > 1) are
+ * compared one by one. wl_holes_add() expects @p disjoint from the holes
+ * already there (the timeline check refuses unmapping a page twice).
+ */
+struct wl_holes;
+struct wl_holes *wl_holes_new(size_t nprocs);   /* NULL when out of memory */
+void wl_holes_free(struct wl_holes *h);
+void wl_holes_fork(struct wl_holes *h, size_t parent, size_t child);
+/* 0, or -1 when out of memory (the workload cannot be checked). */
+int wl_holes_add(struct wl_holes *h, size_t proc, size_t region, const struct wl_progression *p);
+/* Whether @proc has unmapped any page of @region. */
+bool wl_holes_any(const struct wl_holes *h, size_t proc, size_t region);
+/* The smallest page of @want that @proc has unmapped from @region, if any. */
+bool wl_holes_first(const struct wl_holes *h, size_t proc, size_t region,
+		    const struct wl_progression *want, uint64_t *page);
 
 /* Whole-run checks after every section parsed: see wl_timeline.c. */
 int wl_check_timeline(struct wl_ctx *ctx);
