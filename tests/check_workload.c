@@ -667,6 +667,109 @@ START_TEST(missing_file_is_reported)
 }
 END_TEST
 
+/* --- bounded reads ------------------------------------------------------------ */
+
+/* Write @len bytes of @text to a new temporary file; its path goes to @path. */
+static void write_temp(char *path, const char *text, size_t len)
+{
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		ck_assert_int_gt(n, 0);
+		done += (size_t)n;
+	}
+	close(fd);
+}
+
+START_TEST(huge_line_is_refused_at_its_line)
+{
+	size_t len = 10u << 20;
+	char *text = malloc(len + 32), path[] = "/tmp/check_workload_XXXXXX";
+	struct workload *wl;
+	struct wl_error err;
+
+	/* a 10 MB value, as a buffer and as a file read in bounded chunks */
+	memcpy(text, "[global]\nscans = 3\ndescription = ", 33);
+	memset(text + 33, 'x', len - 33);
+	text[len - 1] = '\n';
+	ck_assert_int_eq(wl_parse_buffer(text, len, "t.wl", &wl, &err), -1);
+	ck_assert_str_eq(err.text, "t.wl:3: line too long (at most 197 characters)");
+	ck_assert_uint_eq(err.line, 3);
+	write_temp(path, text, len);
+	ck_assert_int_eq(wl_parse_file(path, &wl, &err), -1);
+	unlink(path);
+	ck_assert_ptr_nonnull(strstr(err.text, ":3: line too long (at most 197 characters)"));
+	/* one line of 10 MB without a newline at all */
+	memset(text, 'x', len);
+	ck_assert_int_eq(wl_parse_buffer(text, len, "t.wl", &wl, &err), -1);
+	ck_assert_str_eq(err.text, "t.wl:1: line too long (at most 197 characters)");
+	free(text);
+}
+END_TEST
+
+START_TEST(dev_zero_is_refused_at_line_1)
+{
+	struct workload *wl;
+	struct wl_error err;
+
+	/* an endless file: read a line's bound of it, not all of it */
+	ck_assert_int_eq(wl_parse_file("/dev/zero", &wl, &err), -1);
+	ck_assert_str_eq(err.text, "/dev/zero:1: NUL byte in line");
+	ck_assert_ptr_null(wl);
+}
+END_TEST
+
+START_TEST(file_size_is_bounded)
+{
+	/* 64 MiB of comment lines, then one more */
+	static const char head[] = "[global]\nscans = 3\n";
+	size_t line = 700, lines = (size_t)(WL_MAX_FILE_BYTES / line) + 1, at = strlen(head);
+	size_t len = at + lines * line;
+	char *text = malloc(len), path[] = "/tmp/check_workload_XXXXXX";
+	struct workload *wl;
+	struct wl_error err;
+	char want[128];
+
+	memcpy(text, head, at);
+	for (size_t i = 0; i < lines; i++) {
+		memset(text + at + i * line, '#', line - 1);
+		text[at + (i + 1) * line - 1] = '\n';
+	}
+	ck_assert_int_eq(wl_parse_buffer(text, len, "t.wl", &wl, &err), -1);
+	snprintf(want, sizeof(want), "t.wl:%zu: the file is larger than 64 MiB, the limit for a "
+		 "workload", (size_t)2 + lines);
+	ck_assert_str_eq(err.text, want);
+	write_temp(path, text, len);
+	ck_assert_int_eq(wl_parse_file(path, &wl, &err), -1);
+	unlink(path);
+	ck_assert_ptr_nonnull(strstr(err.text, want + 4));
+	free(text);
+}
+END_TEST
+
+/* A file is read the same way as a buffer: a normal workload through both. */
+START_TEST(file_and_buffer_read_alike)
+{
+	static const char text[] = "\xef\xbb\xbf[global]\r\nscans = 3\r\n[region a]\r\n"
+				   "pages = 4\r\nfill = zero";
+	char path[] = "/tmp/check_workload_XXXXXX";
+	struct workload *a, *b;
+	struct wl_error err;
+
+	write_temp(path, text, sizeof(text) - 1);
+	ck_assert_int_eq(wl_parse_file(path, &a, &err), 0);
+	unlink(path);
+	b = parse_ok(text);
+	ck_assert(wl_equal(a, b));
+	ck_assert_uint_eq(a->regions[0].pages, 4);
+	wl_free(a);
+	wl_free(b);
+}
+END_TEST
+
 /* --- scale: linear parsing (the timing is bench/parser-scaling's) -------------- */
 
 /* A growing text buffer for generated workloads. */
@@ -695,6 +798,33 @@ static struct workload *gen_parse(struct gen *g)
 	free(g->text);
 	return wl;
 }
+
+START_TEST(two_hundred_thousand_events_parse)
+{
+	const unsigned n = 200000, last = n / 10 + 1;
+	struct workload *wl;
+	struct gen g;
+
+	gen_open(&g);
+	fprintf(g.f, "[global]\nscans = %u\n[region a]\npages = %u\nfill = unique\n", last + 1, n);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned page = (unsigned)((uint64_t)i * 7919 % n);
+
+		if (i % 10 == 9)
+			fprintf(g.f, "[event e%u]\nat = after-scan:%u\naction = unmap\nregion = a\n"
+				"pages = %u\n", i, last, page);
+		else
+			fprintf(g.f, "[event e%u]\nat = after-scan:%u\naction = write\nregion = a\n"
+				"pages = %u\nvalue = %u\n", i, i % last, page, i);
+	}
+	wl = gen_parse(&g);
+	ck_assert_uint_eq(wl->nevents, n);
+	ck_assert_str_eq(wl->events[n - 1].name, "e199999");
+	ck_assert_int_eq(wl->events[n - 1].action, WL_ACT_UNMAP);
+	ck_assert_uint_eq(wl->events[n - 1].pages.ranges[0].first, (uint64_t)(n - 1) * 7919 % n);
+	wl_free(wl);
+}
+END_TEST
 
 START_TEST(fifty_thousand_regions_parse)
 {
@@ -1194,6 +1324,13 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, child_may_be_named_before_its_fork_section);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("bounds");
+	tcase_add_test(tc, huge_line_is_refused_at_its_line);
+	tcase_add_test(tc, dev_zero_is_refused_at_line_1);
+	tcase_add_test(tc, file_size_is_bounded);
+	tcase_add_test(tc, file_and_buffer_read_alike);
+	suite_add_tcase(s, tc);
+
 	/*
 	 * Large inputs. Not a timing test (bench/parser-scaling measures), but
 	 * the timeout is a backstop: these take about a second here and a
@@ -1202,6 +1339,7 @@ static Suite *workload_suite(void)
 	 */
 	tc = tcase_create("scale");
 	tcase_set_timeout(tc, 100);
+	tcase_add_test(tc, two_hundred_thousand_events_parse);
 	tcase_add_test(tc, fifty_thousand_regions_parse);
 	tcase_add_test(tc, many_forks_keep_their_own_holes);
 	tcase_add_test(tc, holes_match_a_page_model);

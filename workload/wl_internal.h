@@ -1,24 +1,130 @@
 /*
  * wl_internal.h - what the workload module's files share and nobody else sees:
- * the parse context that records the first error, the value parsers each
- * section's keys are built from, and the set of unmapped pages the timeline
- * check keeps (wl_holes.c). Not installed.
+ * the name index, the parse context that records the first error, phase
+ * one's raw sections (wl_read.c), the value
+ * parsers each section's keys are built from, and the set of unmapped pages
+ * the timeline check keeps (wl_holes.c). Not installed.
  */
 #ifndef KSMKIT_WL_INTERNAL_H
 #define KSMKIT_WL_INTERNAL_H
 
 #include "workload.h"
 
+/* --- wl_index.c: names to positions ---------------------------------------- */
+
+/*
+ * A hash index from keys (names of sections, keys, regions, processes) to
+ * positions in an array the caller owns. The index stores only positions and
+ * 32 bits of each key's hash; the caller's @same callback says whether the
+ * entry at a position has the key looked up, so the array may move (realloc)
+ * between calls. Open addressing, at most half full, doubled as it fills:
+ * adding and finding are O(1) expected, and lookups of every name in a
+ * workload stay linear in its size. (libc's hsearch_r has a fixed size and
+ * string keys only, tsearch no context for its comparison: neither fits.)
+ */
+struct wl_index_slot {
+	uint32_t hash;
+	uint32_t pos; /* position + 1; 0 marks an empty slot */
+};
+
+struct wl_index {
+	struct wl_index_slot *slot;
+	size_t mask;  /* slots - 1 (a power of two less one), 0 before the first add */
+	size_t count;
+};
+
+/* Whether the entry at @pos of the caller's array has the key @key. */
+typedef bool (*wl_index_same)(const void *ctx, size_t pos, const void *key);
+
+/* The hash of @name in the name space @space (a section kind, a section). */
+uint32_t wl_index_hash(uint64_t space, const char *name);
+/* Position of the entry with @hash that @same says is @key, or -1. */
+long wl_index_find(const struct wl_index *ix, uint32_t hash, wl_index_same same,
+		   const void *ctx, const void *key);
+/* Add @pos (< 2^32 - 1) under @hash; the caller checked it is new. 0, or -1
+ * when out of memory (the index is unchanged). */
+int wl_index_add(struct wl_index *ix, uint32_t hash, size_t pos);
+void wl_index_free(struct wl_index *ix);
+
+/* --- wl_message.c: recording the first error ---------------------------------- */
+
 /* One parse in progress: the workload being built and its first error. */
 struct wl_ctx {
 	struct workload *wl;
 	struct wl_error *err;
 	bool failed;
+	struct wl_index regions;   /* names of wl->regions */
+	struct wl_index procs;     /* names of wl->procs */
+	size_t procs_cap;          /* wl->procs has room for this many */
 };
 
-/* Record "PATH:LINE: message" unless an error is already recorded. */
+/* Record "PATH:LINE: message" (or "PATH: message" for line 0) unless an
+ * error is already recorded. */
 void wl_fail(struct wl_ctx *ctx, unsigned line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* --- wl_read.c: phase one, the file's lines into raw sections ----------------- */
+
+enum section_kind { SEC_GLOBAL, SEC_REGION, SEC_WRITER, SEC_EVENT };
+
+/* Bounds on what is read (docs/workload.md, "File syntax"). */
+#define WL_MAX_LINE 197                      /* characters once cleaned */
+#define WL_MAX_RAW_LINE (4 * WL_MAX_LINE)    /* bytes as written */
+#define WL_MAX_FILE_BYTES (UINT64_C(64) << 20)
+
+struct raw_kv {
+	const char *key;
+	const char *value;
+	unsigned line;
+};
+
+struct raw_section {
+	enum section_kind kind;
+	char name[WL_NAME_MAX + 1];
+	char title[WL_NAME_MAX + 16]; /* "[region a]" for messages */
+	unsigned line;
+	struct raw_kv *kv;            /* its keys in file order (set once reading ends) */
+	size_t nkv;
+	size_t first_kv;              /* where they start in reader.kv */
+};
+
+/* Where lines come from: a buffer, or a stream read in bounded chunks. */
+struct wl_source {
+	const char *text;     /* buffer: the whole input; stream: its chunk buffer */
+	size_t len, pos;      /* bytes in text, and the next unread one */
+	FILE *stream;         /* NULL for a buffer */
+	char *chunk;          /* stream: owned buffer behind text, freed by wl_read() */
+	bool at_eof;          /* stream: no more bytes to read */
+	uint64_t consumed;    /* bytes of every line handed out so far */
+};
+
+void wl_source_buffer(struct wl_source *src, const char *text, size_t len);
+void wl_source_stream(struct wl_source *src, FILE *stream);
+
+/* What phase one read: every section in file order, each with its keys. */
+struct reader {
+	struct wl_ctx *ctx;
+	struct wl_source *src;
+	unsigned line;               /* of the line being read */
+	struct raw_section *sec;
+	size_t nsec, sec_cap;
+	struct raw_kv *kv;           /* the keys of every section, in file order */
+	size_t nkv, kv_cap;
+	struct wl_index sections;    /* (kind, name) of sec[] */
+	struct wl_index keys;        /* (section, key) of kv[] */
+	struct wl_strings *strings;  /* the text of keys and values */
+	bool in_section;
+};
+
+/*
+ * Read every line of @src into @r (zeroed but for ctx). Returns 0, or -1
+ * with the first problem recorded in r->ctx: a line that is too long or
+ * holds a NUL, a syntax error, a duplicate section or key, a file over WL_MAX_FILE_BYTES
+ * or a read error. Reading stops at the first problem. Frees what @src
+ * allocated; wl_read_free() frees what was read, in either case.
+ */
+int wl_read(struct reader *r, struct wl_source *src);
+void wl_read_free(struct reader *r);
 
 /*
  * Value parsers. Each returns 0 on success, or -1 and writes the reason
@@ -36,6 +142,7 @@ int wl_parse_groups(const char *text, struct wl_group **groups, size_t *ngroups,
 int wl_parse_after_scan(const char *text, uint64_t *scan, char *why, size_t whylen);
 int wl_parse_rate(const char *text, uint64_t *rate, char *why, size_t whylen);
 
+
 void wl_pagesel_free(struct wl_pagesel *sel);
 int wl_pagesel_copy(struct wl_pagesel *dst, const struct wl_pagesel *src);
 bool wl_pagesel_equal(const struct wl_pagesel *a, const struct wl_pagesel *b);
@@ -45,9 +152,6 @@ const char *wl_offset_format(const struct wl_offset *offset, char *buf, size_t l
 const char *wl_value_format(const struct wl_value *value, char *buf, size_t len);
 const char *wl_time_format(uint64_t ns, char *buf, size_t len);
 const char *wl_groups_format(const struct wl_group *groups, size_t n, char *buf, size_t len);
-
-/* inih's line buffer holds this many characters of one line. */
-#define WL_MAX_LINE 197
 
 /* --- wl_holes.c: pages unmapped so far, per process and region ---------------- */
 
