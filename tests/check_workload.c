@@ -962,7 +962,7 @@ static const struct bad_case bad_cases[] = {
 	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = same\nvalue = 1\0\n",
 	  "t.wl:6: NUL byte in line" },
 	/* [global] */
-	{ "[global]\nsans = 3\n", "t.wl:2: unknown key 'sans' in [global]" },
+	{ "[global]\nsans = 3\n", "t.wl:2: unknown key 'sans' in [global]; did you mean 'scans'?" },
 	{ "[global]\n[region a]\npages = 1\nfill = zero\n",
 	  "t.wl:1: no stop condition: [global] needs scans = N or time = T" },
 	{ "[region a]\npages = 1\nfill = zero\n",
@@ -1010,7 +1010,7 @@ static const struct bad_case bad_cases[] = {
 	  "with action = run to change it" },
 	{ "[global]\nscans = 3\n", "t.wl: no [region NAME] section: a workload needs memory to merge" },
 	/* [region] */
-	{ "[global]\nscans = 3\n[region a]\nsise = 4k\n", "t.wl:4: unknown key 'sise' in [region a]" },
+	{ "[global]\nscans = 3\n[region a]\nsise = 4k\n", "t.wl:4: unknown key 'sise' in [region a]; did you mean 'size'?" },
 	{ "[global]\nscans = 3\n[region a]\nsize = 5000\nfill = zero\n",
 	  "t.wl:4: [region a] size = 5000: must be a positive multiple of the page size (4096)" },
 	{ "[global]\nscans = 3\n[region a]\nsize = 4q\nfill = zero\n",
@@ -1214,6 +1214,81 @@ static const struct bad_case bad_cases[] = {
 	{ BASE "[event a]\nat = after-scan:1\naction = fork\nprocess = main\nchild = k\n"
 	  "[event b]\nat = after-scan:1\naction = fork\nprocess = main\nchild = k\n",
 	  "t.wl:16: [event b] child = k: a process of that name already exists" },
+	/* numbers that overflow are too large, not "not a number" */
+	{ "[global]\nscans = 3\nseed = 18446744073709551616\n",
+	  "t.wl:3: [global] seed = 18446744073709551616: too large (at most 18446744073709551615)" },
+	{ "[global]\nscans = 3\nseed = 0x10000000000000000\n",
+	  "t.wl:3: [global] seed = 0x10000000000000000: too large (at most 18446744073709551615)" },
+	{ "[global]\nscans = 99999999999999999999\n",
+	  "t.wl:2: [global] scans = 99999999999999999999: too large (at most 4294967296)" },
+	{ "[global]\ntime = 99999999999999999999s\n",
+	  "t.wl:2: [global] time = 99999999999999999999s: too large (at most 18446744073s)" },
+	{ "[global]\nscans = 3\ntimeout = 9999999999H\n",
+	  "t.wl:3: [global] timeout = 9999999999H: too large (at most 5124095H)" },
+	{ "[global]\nscans = 3\n[region a]\nsize = 99999999999t\nfill = zero\n",
+	  "t.wl:4: [region a] size = 99999999999t: too large (at most 16t)" },
+	{ "[global]\nscans = 3\n[region a]\nsize = 17TiB\nfill = zero\n",
+	  "t.wl:4: [region a] size = 17TiB: too large (at most 16TiB)" },
+	{ "[global]\nscans = 3\n[region a]\nsize = 99999999999999999999\nfill = zero\n",
+	  "t.wl:4: [region a] size = 99999999999999999999: too large (at most 17592186044416)" },
+	{ "[global]\nscans = 3\n[region a]\npages = 99999999999999999999\nfill = zero\n",
+	  "t.wl:4: [region a] pages = 99999999999999999999: too large (at most 4294967296)" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nnode = 99999999999999999999\n",
+	  "t.wl:6: [region a] node = 99999999999999999999: too large (at most 1023)" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = same\nvalue = 99999999999999999999\n",
+	  "t.wl:6: [region a] value = 99999999999999999999: too large (at most 9223372036854775807: "
+	  "the upper half of 64 bits is reserved for fresh values)" },
+	{ BASE "[event e]\nat = after-scan:99999999999999999999\naction = exit\nprocess = main\n",
+	  "t.wl:8: [event e] at = after-scan:99999999999999999999: too large (at most 4294967295)" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\nuntil = 99999999999999999999\n",
+	  "t.wl:10: [writer w] until = 99999999999999999999: too large (at most 4294967295)" },
+	{ BASE "[writer w]\nregion = a\nwhen = continuous\nrate = 99999999999999999999/s\n",
+	  "t.wl:10: [writer w] rate = 99999999999999999999/s: too large (at most 1000000000 page "
+	  "writes per second)" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\npages = 1,99999999999999999999\n",
+	  "t.wl:10: [writer w] pages = 1,99999999999999999999: page 99999999999999999999 is too "
+	  "large (the region's last page is 9)" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\npages = random:99999999999999999999\n",
+	  "t.wl:10: [writer w] pages = random:99999999999999999999: random:99999999999999999999: "
+	  "too large (the region has 10 pages)" },
+	{ BASE "[event e]\nat = after-scan:1\naction = run\nrun = 99999999999999999999\n",
+	  "t.wl:10: [event e] run = 99999999999999999999: too large (at most 2)" },
+	{ "[global]\nscans = 3\n[region a]\nfill = groups\ngroups = 99999999999999999999x1\n",
+	  "t.wl:5: [region a] groups = 99999999999999999999x1: group 1: too many copies (at most "
+	  "4294967296)" },
+	/* an unknown key is named at its own line, before what it leaves missing */
+	{ BASE "[event e]\nat = after-scan:1\nacton = write\nregion = a\n",
+	  "t.wl:9: unknown key 'acton' in [event e]; did you mean 'action'?" },
+	{ BASE "[writer w]\nregoin = a\nwhen = every-scan\n",
+	  "t.wl:8: unknown key 'regoin' in [writer w]; did you mean 'region'?" },
+	{ "[global]\nscans = 3\nmax_page_shraing = 4\n",
+	  "t.wl:3: unknown key 'max_page_shraing' in [global]; did you mean 'max_page_sharing'?" },
+	{ BASE "[event e]\nat = after-scan:1\naction = exit\nprocess = main\nwhen = now\n",
+	  "t.wl:11: unknown key 'when' in [event e]" },
+	/* byte order marks, carriage returns */
+	{ "[global]\n\xef\xbb\xbfscans = 3\n",
+	  "t.wl:2: a UTF-8 byte order mark (BOM) in the middle of the file (one is allowed only as "
+	  "the file's first bytes)" },
+	{ "\xef\xbb\xbf\xef\xbb\xbf[global]\nscans = 3\n",
+	  "t.wl:1: a UTF-8 byte order mark (BOM) in the middle of the file (one is allowed only as "
+	  "the file's first bytes)" },
+	{ "[global]\rscans = 3\r[region a]\rpages = 1\rfill = zero\r",
+	  "t.wl:1: carriage return (\\r) inside a line: lines must end in \\n or \\r\\n (is this a "
+	  "file with old Mac line ends?)" },
+	{ "[global]\r\nscans = 3\r\r\n",
+	  "t.wl:2: carriage return (\\r) inside a line: lines must end in \\n or \\r\\n (is this a "
+	  "file with old Mac line ends?)" },
+	/* input quoted in a message is escaped: no byte drives the terminal */
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = \x1b[31mred\n",
+	  "t.wl:5: [region a] fill = \\x1b[31mred: expected same, unique, zero, groups or none" },
+	{ "[global]\nscans = 3\n[region \xff\xfe]\n",
+	  "t.wl:3: [region \\xff\\xfe]: names use only letters, digits, '_' and '-'" },
+	{ "[global]\nscans = 3\nkernel = \xc2\x9b" "6.1\n",
+	  "t.wl:3: [global] kernel = \\xc2\\x9b6.1: expected 6.18, 6.10 or 6.1" },
+	{ "[global]\nscans = 3\nkernel = n\xc3\xa9\x07\n",
+	  "t.wl:3: [global] kernel = n\xc3\xa9\\x07: expected 6.18, 6.10 or 6.1" },
+	{ "[glob\x7f" "al]\n", "t.wl:1: unknown section [glob\\x7fal] (expected [global], [region NAME], "
+	  "[writer NAME] or [event NAME])" },
 };
 
 /* kernel = 6.1: only what 6.1 has, and the normalized form says no more */

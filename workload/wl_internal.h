@@ -1,7 +1,7 @@
 /*
  * wl_internal.h - what the workload module's files share and nobody else sees:
- * the name index, the parse context that records the first error, phase
- * one's raw sections (wl_read.c), the value
+ * the name index, the parse context that records the first error and the
+ * helpers that word it, phase one's raw sections (wl_read.c), the value
  * parsers each section's keys are built from, and the set of unmapped pages
  * the timeline check keeps (wl_holes.c). Not installed.
  */
@@ -46,7 +46,7 @@ long wl_index_find(const struct wl_index *ix, uint32_t hash, wl_index_same same,
 int wl_index_add(struct wl_index *ix, uint32_t hash, size_t pos);
 void wl_index_free(struct wl_index *ix);
 
-/* --- wl_message.c: recording the first error ---------------------------------- */
+/* --- wl_message.c: errors a user can act on ---------------------------------- */
 
 /* One parse in progress: the workload being built and its first error. */
 struct wl_ctx {
@@ -58,10 +58,38 @@ struct wl_ctx {
 	size_t procs_cap;          /* wl->procs has room for this many */
 };
 
-/* Record "PATH:LINE: message" (or "PATH: message" for line 0) unless an
- * error is already recorded. */
+/*
+ * Record "PATH:LINE: message" (or "PATH: message" for line 0) unless an
+ * error is already recorded. The whole text goes through wl_escape(), so
+ * input quoted in a message cannot drive the user's terminal.
+ */
 void wl_fail(struct wl_ctx *ctx, unsigned line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Copy the C string @src into @dst (@cap bytes, @cap > 0) with every byte a
+ * terminal could act on, or that is not UTF-8, written as \xNN: C0 controls,
+ * DEL, C1 controls (U+0080 to U+009F) and invalid or overlong sequences.
+ * Valid UTF-8 is kept; the copy is truncated whole escapes or characters at
+ * a time, and always terminated.
+ */
+void wl_escape(char *dst, size_t cap, const char *src);
+
+/*
+ * "Did you mean?": feed every word a user could have meant to
+ * wl_suggest_consider(); wl_suggest_result() is the closest, when it is close
+ * enough to be a typo of @typed (one edit, or two in a word of 5 or more
+ * characters; an edit is an insertion, deletion, substitution or swap of
+ * neighbours), else NULL.
+ */
+struct wl_suggest {
+	const char *typed;
+	const char *best;
+	unsigned distance;
+};
+void wl_suggest_init(struct wl_suggest *s, const char *typed);
+void wl_suggest_consider(struct wl_suggest *s, const char *word);
+const char *wl_suggest_result(const struct wl_suggest *s);
 
 /* --- wl_read.c: phase one, the file's lines into raw sections ----------------- */
 
@@ -118,8 +146,9 @@ struct reader {
 
 /*
  * Read every line of @src into @r (zeroed but for ctx). Returns 0, or -1
- * with the first problem recorded in r->ctx: a line that is too long or
- * holds a NUL, a syntax error, a duplicate section or key, a file over WL_MAX_FILE_BYTES
+ * with the first problem recorded in r->ctx: a line that is too long, holds
+ * a NUL, a stray byte order mark or a carriage return that does not end it,
+ * a syntax error, a duplicate section or key, a file over WL_MAX_FILE_BYTES
  * or a read error. Reading stops at the first problem. Frees what @src
  * allocated; wl_read_free() frees what was read, in either case.
  */
@@ -142,6 +171,18 @@ int wl_parse_groups(const char *text, struct wl_group **groups, size_t *ngroups,
 int wl_parse_after_scan(const char *text, uint64_t *scan, char *why, size_t whylen);
 int wl_parse_rate(const char *text, uint64_t *rate, char *why, size_t whylen);
 
+/*
+ * Numbers with a bound. Each returns 0 with the value; -1 when @text is not
+ * such a number (@why untouched: the caller says what it expected); -2 when it
+ * is more than @max, with "too large (at most N)" in @why. Sizes and times
+ * state N in the unit @text is written in ("at most 16t"), and return bytes
+ * and nanoseconds.
+ */
+int wl_parse_u64_max(const char *text, uint64_t max, uint64_t *value, char *why, size_t whylen);
+int wl_parse_size_max(const char *text, uint64_t max, uint64_t *bytes, char *why, size_t whylen);
+int wl_parse_time_max(const char *text, uint64_t max, uint64_t *ns, char *why, size_t whylen);
+/* Write "too large (at most MAX@unit)" into @why; returns -2. */
+int wl_too_large(char *why, size_t whylen, uint64_t max, const char *unit);
 
 void wl_pagesel_free(struct wl_pagesel *sel);
 int wl_pagesel_copy(struct wl_pagesel *dst, const struct wl_pagesel *src);

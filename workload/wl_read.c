@@ -5,8 +5,10 @@
  * Lines come from a buffer or from a stream read in chunks, each line at most
  * WL_MAX_RAW_LINE bytes and the whole input at most WL_MAX_FILE_BYTES, so a
  * huge line or an endless file (/dev/zero) is refused at its first line
- * without reading further. Each line is checked for NUL bytes, cleaned of
- * its BOM (line 1), carriage return, comment and outer blanks, checked for syntax, and handed to libinih, which splits the
+ * without reading further. Each line is checked for bytes a line of text may
+ * not hold (NUL, a byte order mark anywhere but at the start of the file, a
+ * carriage return that does not end the line), cleaned of its comment and
+ * outer blanks, checked for syntax, and handed to libinih, which splits the
  * key from the value. Section headers are parsed here, because inih reports
  * no header without keys. Duplicate sections and keys are found through hash
  * indexes, and the text of keys and values goes into large blocks, so reading
@@ -173,14 +175,40 @@ void wl_trim(char *s)
 	memmove(s, s + i, n - i + 1);
 }
 
-/* Refuse a NUL byte (not a text file), then a line too long. 0 or -1 (recorded). */
+/* Whether the @n bytes at @s hold a UTF-8 byte order mark. */
+static bool has_bom(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 3 <= n; i++)
+		if (s[i] == utf8_bom[0] && memcmp(s + i, utf8_bom, 3) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Refuse bytes no line of a workload may hold, in the order they matter to a
+ * reader: NUL (not a text file), a byte order mark after the file's start
+ * (files pasted together), a carriage return that is not the last byte (old
+ * Mac line ends), then the length. Returns 0 or -1 (recorded).
+ */
 static int check_raw_line(struct reader *r, const struct raw_line *line, size_t skip)
 {
 	const char *s = line->text + skip;
 	size_t n = line->len - skip;
+	const char *cr;
 
 	if (memchr(s, '\0', n)) {
 		wl_fail(r->ctx, r->line, "NUL byte in line");
+		return -1;
+	}
+	if (has_bom(s, n)) {
+		wl_fail(r->ctx, r->line, "a UTF-8 byte order mark (BOM) in the middle of the file "
+			"(one is allowed only as the file's first bytes)");
+		return -1;
+	}
+	cr = memchr(s, '\r', n);
+	if (cr && (line->too_long || cr != s + n - 1)) {
+		wl_fail(r->ctx, r->line, "carriage return (\\r) inside a line: lines must end in "
+			"\\n or \\r\\n (is this a file with old Mac line ends?)");
 		return -1;
 	}
 	if (line->too_long || n > WL_MAX_RAW_LINE) {

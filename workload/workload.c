@@ -57,6 +57,30 @@ static const struct raw_kv *find_key(const struct raw_section *sec, const char *
 	return NULL;
 }
 
+/*
+ * "unknown key 'sise' in [region a]", with "; did you mean 'size'?" when one
+ * of @known (NULL-terminated; @more too, when not NULL) is a likely typo.
+ */
+static void fail_unknown_key(struct wl_ctx *ctx, const struct raw_section *sec,
+			     const struct raw_kv *kv, const char *const *known,
+			     const char *const *more)
+{
+	struct wl_suggest s;
+	const char *meant;
+
+	wl_suggest_init(&s, kv->key);
+	for (; *known; known++)
+		wl_suggest_consider(&s, *known);
+	for (; more && *more; more++)
+		wl_suggest_consider(&s, *more);
+	meant = wl_suggest_result(&s);
+	if (meant)
+		wl_fail(ctx, kv->line, "unknown key '%s' in %s; did you mean '%s'?", kv->key,
+			sec->title, meant);
+	else
+		wl_fail(ctx, kv->line, "unknown key '%s' in %s", kv->key, sec->title);
+}
+
 /* Fail on the first key of @sec not in the NULL-terminated @allowed list. */
 static int check_known_keys(struct wl_ctx *ctx, const struct raw_section *sec,
 			    const char *const *allowed)
@@ -67,8 +91,7 @@ static int check_known_keys(struct wl_ctx *ctx, const struct raw_section *sec,
 		while (*a && strcmp(*a, sec->kv[i].key) != 0)
 			a++;
 		if (!*a) {
-			wl_fail(ctx, sec->kv[i].line, "unknown key '%s' in %s", sec->kv[i].key,
-				sec->title);
+			fail_unknown_key(ctx, sec, &sec->kv[i], allowed, NULL);
 			return -1;
 		}
 	}
@@ -102,7 +125,11 @@ static int key_u64(const struct keyctx *k, uint64_t min, uint64_t max, uint64_t 
 	char why[96];
 
 	if (wl_parse_u64(k->kv->value, out) != 0) {
-		key_fail(k, "expected a number");
+		bool too_large = errno == ERANGE;
+
+		if (too_large)
+			wl_too_large(why, sizeof(why), max, "");
+		key_fail(k, too_large ? why : "expected a number");
 		return -1;
 	}
 	if (*out < min || *out > max) {
@@ -116,8 +143,11 @@ static int key_u64(const struct keyctx *k, uint64_t min, uint64_t max, uint64_t 
 
 static int key_time(const struct keyctx *k, uint64_t *ns)
 {
-	if (wl_parse_time(k->kv->value, ns) != 0) {
-		key_fail(k, "expected a time such as 10s, 250ms, 2m");
+	char why[96];
+	int rc = wl_parse_time_max(k->kv->value, UINT64_MAX, ns, why, sizeof(why));
+
+	if (rc != 0) {
+		key_fail(k, rc == -2 ? why : "expected a time such as 10s, 250ms, 2m");
 		return -1;
 	}
 	if (*ns == 0) {
@@ -229,6 +259,21 @@ static void set_default_knobs(struct workload *wl)
 		wl->knobs[k] = wl_knob_info(k)->def;
 }
 
+/* The keys of [global] besides the knobs. */
+static const char *const global_keys[] = {
+	"description", "kernel", "detector", "thp_dirty", "scans", "time", "timeout", "seed", NULL
+};
+
+static void fail_unknown_global_key(const struct keyctx *k)
+{
+	const char *knobs[WL_KNOB_COUNT + 1];
+
+	for (int i = 0; i < WL_KNOB_COUNT; i++)
+		knobs[i] = wl_knob_info(i)->name;
+	knobs[WL_KNOB_COUNT] = NULL;
+	fail_unknown_key(k->ctx, k->sec, k->kv, global_keys, knobs);
+}
+
 static int global_key(const struct keyctx *k, struct workload *wl, bool *have_scans,
 		      bool *have_time)
 {
@@ -292,7 +337,7 @@ static int global_key(const struct keyctx *k, struct workload *wl, bool *have_sc
 			"themselves; use an [event] with action = run to change it");
 		return -1;
 	}
-	wl_fail(k->ctx, k->kv->line, "unknown key '%s' in [global]", key);
+	fail_unknown_global_key(k);
 	return -1;
 }
 
@@ -420,9 +465,11 @@ static int region_size(const struct keyctx *k, uint64_t *pages)
 {
 	uint64_t bytes;
 	char why[96];
+	int rc = wl_parse_size_max(k->kv->value, WL_MAX_REGION_PAGES * WL_PAGE_SIZE, &bytes, why,
+				   sizeof(why));
 
-	if (wl_parse_size(k->kv->value, &bytes) != 0) {
-		key_fail(k, "expected a size such as 4k, 100m, 2g or 1MiB");
+	if (rc != 0) {
+		key_fail(k, rc == -2 ? why : "expected a size such as 4k, 100m, 2g or 1MiB");
 		return -1;
 	}
 	if (bytes == 0 || bytes % WL_PAGE_SIZE != 0) {
@@ -430,12 +477,6 @@ static int region_size(const struct keyctx *k, uint64_t *pages)
 		return -1;
 	}
 	*pages = bytes / WL_PAGE_SIZE;
-	if (*pages > WL_MAX_REGION_PAGES) {
-		snprintf(why, sizeof(why), "larger than the %llu TiB limit",
-			 (unsigned long long)(WL_MAX_REGION_PAGES * WL_PAGE_SIZE >> 40));
-		key_fail(k, why);
-		return -1;
-	}
 	return 0;
 }
 
@@ -881,6 +922,13 @@ static const char *const *action_keys(enum wl_action action)
 	return exit_keys;
 }
 
+/* Every key an event may have, whatever its action. */
+static const char *const event_keys[] = {
+	"at", "action", "region", "process", "pages", "offset", "value", "child", "set", "run",
+	"expect", NULL
+};
+
+/* The keys of @sec (all known: check_known_keys() ran) that @action takes. */
 static int check_event_keys(struct wl_ctx *ctx, const struct raw_section *sec,
 			    enum wl_action action)
 {
@@ -896,12 +944,8 @@ static int check_event_keys(struct wl_ctx *ctx, const struct raw_section *sec,
 			a++;
 		if (*a)
 			continue;
-		if (lookup_word(key, (const char *const[]){ "region", "process", "pages",
-				"offset", "value", "child", "set", "run", "expect", NULL }) >= 0)
-			wl_fail(ctx, sec->kv[i].line, "%s %s does not apply to action = %s",
-				sec->title, key, wl_action_name(action));
-		else
-			wl_fail(ctx, sec->kv[i].line, "unknown key '%s' in %s", key, sec->title);
+		wl_fail(ctx, sec->kv[i].line, "%s %s does not apply to action = %s", sec->title, key,
+			wl_action_name(action));
 		return -1;
 	}
 	return 0;
@@ -992,7 +1036,7 @@ static int event_run(struct wl_ctx *ctx, const struct raw_section *sec, struct w
 		return -1;
 	}
 	if (wl_parse_u64(kv->value, &ev->run) != 0) {
-		key_fail(&k, "expected 0, 1 or 2");
+		key_fail(&k, errno == ERANGE ? "too large (at most 2)" : "expected 0, 1 or 2");
 		return -1;
 	}
 	if (ev->expect == WL_EXPECT_EBUSY || ev->expect == WL_EXPECT_ERANGE) {
@@ -1109,6 +1153,9 @@ static int parse_event(struct wl_ctx *ctx, const struct raw_section *sec, struct
 	snprintf(ev->name, sizeof(ev->name), "%s", sec->name);
 	ev->line = sec->line;
 	ev->region = -1;
+	/* a mistyped key first: "acton = write" is why action is missing */
+	if (check_known_keys(ctx, sec, event_keys) != 0)
+		return -1;
 	if (!action) {
 		wl_fail(ctx, sec->line, "%s needs action = write, merge, unmerge, unmap, fork, "
 			"exit, set or run", sec->title);
@@ -1318,7 +1365,9 @@ static int parse_source(struct wl_source *src, const char *name, struct workload
 
 	ctx.wl = new_workload(name);
 	if (!ctx.wl) {
-		snprintf(err->text, sizeof(err->text), "%s: out of memory", name);
+		wl_escape(err->text, sizeof(err->text), name);
+		snprintf(err->text + strlen(err->text), sizeof(err->text) - strlen(err->text),
+			 ": out of memory");
 		return -1;
 	}
 	if (wl_read(&r, src) != 0 || interpret(&ctx, &r) != 0)
@@ -1349,12 +1398,14 @@ int wl_parse_file(const char *path, struct workload **out, struct wl_error *err)
 {
 	FILE *f = fopen(path, "rb");
 	struct wl_source src;
+	char text[sizeof(err->text)];
 	int rc;
 
 	*out = NULL;
 	memset(err, 0, sizeof(*err));
 	if (!f) {
-		snprintf(err->text, sizeof(err->text), "%s: %s", path, strerror(errno));
+		snprintf(text, sizeof(text), "%s: %s", path, strerror(errno));
+		wl_escape(err->text, sizeof(err->text), text);
 		return -1;
 	}
 	/* read in bounded chunks: a huge line or an endless file stops at once */
