@@ -667,6 +667,269 @@ START_TEST(missing_file_is_reported)
 }
 END_TEST
 
+/* --- bounded reads ------------------------------------------------------------ */
+
+/* Write @len bytes of @text to a new temporary file; its path goes to @path. */
+static void write_temp(char *path, const char *text, size_t len)
+{
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		ck_assert_int_gt(n, 0);
+		done += (size_t)n;
+	}
+	close(fd);
+}
+
+START_TEST(huge_line_is_refused_at_its_line)
+{
+	size_t len = 10u << 20;
+	char *text = malloc(len + 32), path[] = "/tmp/check_workload_XXXXXX";
+	struct workload *wl;
+	struct wl_error err;
+
+	/* a 10 MB value, as a buffer and as a file read in bounded chunks */
+	memcpy(text, "[global]\nscans = 3\ndescription = ", 33);
+	memset(text + 33, 'x', len - 33);
+	text[len - 1] = '\n';
+	ck_assert_int_eq(wl_parse_buffer(text, len, "t.wl", &wl, &err), -1);
+	ck_assert_str_eq(err.text, "t.wl:3: line too long (at most 197 characters)");
+	ck_assert_uint_eq(err.line, 3);
+	write_temp(path, text, len);
+	ck_assert_int_eq(wl_parse_file(path, &wl, &err), -1);
+	unlink(path);
+	ck_assert_ptr_nonnull(strstr(err.text, ":3: line too long (at most 197 characters)"));
+	/* one line of 10 MB without a newline at all */
+	memset(text, 'x', len);
+	ck_assert_int_eq(wl_parse_buffer(text, len, "t.wl", &wl, &err), -1);
+	ck_assert_str_eq(err.text, "t.wl:1: line too long (at most 197 characters)");
+	free(text);
+}
+END_TEST
+
+START_TEST(dev_zero_is_refused_at_line_1)
+{
+	struct workload *wl;
+	struct wl_error err;
+
+	/* an endless file: read a line's bound of it, not all of it */
+	ck_assert_int_eq(wl_parse_file("/dev/zero", &wl, &err), -1);
+	ck_assert_str_eq(err.text, "/dev/zero:1: NUL byte in line");
+	ck_assert_ptr_null(wl);
+}
+END_TEST
+
+START_TEST(file_size_is_bounded)
+{
+	/* 64 MiB of comment lines, then one more */
+	static const char head[] = "[global]\nscans = 3\n";
+	size_t line = 700, lines = (size_t)(WL_MAX_FILE_BYTES / line) + 1, at = strlen(head);
+	size_t len = at + lines * line;
+	char *text = malloc(len), path[] = "/tmp/check_workload_XXXXXX";
+	struct workload *wl;
+	struct wl_error err;
+	char want[128];
+
+	memcpy(text, head, at);
+	for (size_t i = 0; i < lines; i++) {
+		memset(text + at + i * line, '#', line - 1);
+		text[at + (i + 1) * line - 1] = '\n';
+	}
+	ck_assert_int_eq(wl_parse_buffer(text, len, "t.wl", &wl, &err), -1);
+	snprintf(want, sizeof(want), "t.wl:%zu: the file is larger than 64 MiB, the limit for a "
+		 "workload", (size_t)2 + lines);
+	ck_assert_str_eq(err.text, want);
+	write_temp(path, text, len);
+	ck_assert_int_eq(wl_parse_file(path, &wl, &err), -1);
+	unlink(path);
+	ck_assert_ptr_nonnull(strstr(err.text, want + 4));
+	free(text);
+}
+END_TEST
+
+/* A file is read the same way as a buffer: a normal workload through both. */
+START_TEST(file_and_buffer_read_alike)
+{
+	static const char text[] = "\xef\xbb\xbf[global]\r\nscans = 3\r\n[region a]\r\n"
+				   "pages = 4\r\nfill = zero";
+	char path[] = "/tmp/check_workload_XXXXXX";
+	struct workload *a, *b;
+	struct wl_error err;
+
+	write_temp(path, text, sizeof(text) - 1);
+	ck_assert_int_eq(wl_parse_file(path, &a, &err), 0);
+	unlink(path);
+	b = parse_ok(text);
+	ck_assert(wl_equal(a, b));
+	ck_assert_uint_eq(a->regions[0].pages, 4);
+	wl_free(a);
+	wl_free(b);
+}
+END_TEST
+
+/* --- scale: linear parsing (the timing is bench/parser-scaling's) -------------- */
+
+/* A growing text buffer for generated workloads. */
+struct gen {
+	char *text;
+	size_t len;
+	FILE *f;
+};
+
+static void gen_open(struct gen *g)
+{
+	g->text = NULL;
+	g->len = 0;
+	g->f = open_memstream(&g->text, &g->len);
+	ck_assert_ptr_nonnull(g->f);
+}
+
+static struct workload *gen_parse(struct gen *g)
+{
+	struct workload *wl;
+	struct wl_error err;
+
+	fclose(g->f);
+	if (wl_parse_buffer(g->text, g->len, "big.wl", &wl, &err) != 0)
+		ck_abort_msg("generated workload does not parse: %s", err.text);
+	free(g->text);
+	return wl;
+}
+
+START_TEST(two_hundred_thousand_events_parse)
+{
+	const unsigned n = 200000, last = n / 10 + 1;
+	struct workload *wl;
+	struct gen g;
+
+	gen_open(&g);
+	fprintf(g.f, "[global]\nscans = %u\n[region a]\npages = %u\nfill = unique\n", last + 1, n);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned page = (unsigned)((uint64_t)i * 7919 % n);
+
+		if (i % 10 == 9)
+			fprintf(g.f, "[event e%u]\nat = after-scan:%u\naction = unmap\nregion = a\n"
+				"pages = %u\n", i, last, page);
+		else
+			fprintf(g.f, "[event e%u]\nat = after-scan:%u\naction = write\nregion = a\n"
+				"pages = %u\nvalue = %u\n", i, i % last, page, i);
+	}
+	wl = gen_parse(&g);
+	ck_assert_uint_eq(wl->nevents, n);
+	ck_assert_str_eq(wl->events[n - 1].name, "e199999");
+	ck_assert_int_eq(wl->events[n - 1].action, WL_ACT_UNMAP);
+	ck_assert_uint_eq(wl->events[n - 1].pages.ranges[0].first, (uint64_t)(n - 1) * 7919 % n);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(fifty_thousand_regions_parse)
+{
+	const unsigned n = 50000;
+	struct workload *wl;
+	struct gen g;
+
+	gen_open(&g);
+	fprintf(g.f, "[global]\nscans = 2\n");
+	for (unsigned i = 0; i < n; i++)
+		fprintf(g.f, "[region r%u]\nprocess = p%u\npages = 1\nfill = unique\n", i, i);
+	/* and an event on the last, found by name */
+	fprintf(g.f, "[event w]\nat = after-scan:1\naction = write\nregion = r%u\n", n - 1);
+	wl = gen_parse(&g);
+	ck_assert_uint_eq(wl->nregions, n);
+	ck_assert_uint_eq(wl->nprocs, n);
+	ck_assert_str_eq(wl->procs[wl->regions[n - 1].process].name, "p49999");
+	ck_assert_uint_eq(wl->events[0].region, n - 1);
+	ck_assert_uint_eq(wl->events[0].process, n - 1);
+	wl_free(wl);
+}
+END_TEST
+
+/* Many unmaps, forks and writes: the holes each process sees stay its own. */
+START_TEST(many_forks_keep_their_own_holes)
+{
+	const unsigned n = 20000;
+	struct workload *wl;
+	struct gen g;
+
+	gen_open(&g);
+	fprintf(g.f, "[global]\nscans = 4\n[region a]\npages = %u\nfill = zero\n", 2 * n);
+	/* main unmaps the odd pages, forking a child after each unmap */
+	for (unsigned i = 0; i < n; i++)
+		fprintf(g.f, "[event x%u]\nat = after-scan:1\naction = unmap\nregion = a\n"
+			"pages = %u\n[event f%u]\nat = after-scan:1\naction = fork\n"
+			"process = main\nchild = k%u\n", i, 2 * i + 1, i, i);
+	/* child k_i lacks pages 1, 3, ..., 2i+1 only: it may write page 2i+3 */
+	for (unsigned i = 0; i + 1 < n; i++)
+		fprintf(g.f, "[event w%u]\nat = after-scan:2\naction = write\nregion = a\n"
+			"process = k%u\npages = %u-%u\n", i, i, 2 * i + 2, 2 * i + 3);
+	wl = gen_parse(&g);
+	ck_assert_uint_eq(wl->nprocs, n + 1);
+	wl_free(wl);
+	/* ... and not page 2i+1 */
+	ck_assert_str_eq(parse_error("[global]\nscans = 4\n[region a]\npages = 8\nfill = zero\n"
+		"[event x0]\nat = after-scan:1\naction = unmap\nregion = a\npages = 1\n"
+		"[event f0]\nat = after-scan:1\naction = fork\nprocess = main\nchild = k0\n"
+		"[event x1]\nat = after-scan:1\naction = unmap\nregion = a\npages = 3\n"
+		"[event w]\nat = after-scan:2\naction = write\nregion = a\nprocess = k0\n"
+		"pages = 2-3\n"
+		"[event v]\nat = after-scan:2\naction = write\nregion = a\npages = every:2+1\n"),
+		"t.wl:27: [event v]: page 1 of region a in process main is unmapped by then");
+}
+END_TEST
+
+/*
+ * wl_holes against a page-by-page model: random unmaps (runs and strides),
+ * forks and queries over a few processes of a 96-page region.
+ */
+START_TEST(holes_match_a_page_model)
+{
+	enum { PROCS = 6, PAGES = 96, ROUNDS = 4000 };
+	static bool gone[PROCS][PAGES];
+	struct wl_holes *h = wl_holes_new(PROCS);
+	struct wl_rng rng = wl_rng_stream(7, 0);
+	unsigned nprocs = 1;
+
+	memset(gone, 0, sizeof(gone));
+	ck_assert_ptr_nonnull(h);
+	for (unsigned round = 0; round < ROUNDS; round++) {
+		unsigned proc = (unsigned)wl_rng_below(&rng, nprocs), op = (unsigned)wl_rng_below(&rng, 8);
+		struct wl_progression p;
+		uint64_t got = 0, want = PAGES;
+
+		p.first = wl_rng_below(&rng, PAGES);
+		p.last = p.first + wl_rng_below(&rng, PAGES - p.first);
+		p.step = wl_rng_below(&rng, 3) ? 1 : 1 + wl_rng_below(&rng, 7);
+		for (uint64_t q = p.first; q <= p.last; q += p.step)
+			if (gone[proc][q] && want == PAGES)
+				want = q;
+		if (op == 0 && nprocs < PROCS) {
+			wl_holes_fork(h, proc, nprocs);
+			memcpy(gone[nprocs], gone[proc], sizeof(gone[proc]));
+			nprocs++;
+		} else if (op < 4 && want == PAGES) {
+			ck_assert_int_eq(wl_holes_add(h, proc, 0, &p), 0);
+			for (uint64_t q = p.first; q <= p.last; q += p.step)
+				gone[proc][q] = true;
+		} else {
+			bool found = wl_holes_first(h, proc, 0, &p, &got);
+
+			ck_assert_msg(found == (want < PAGES), "round %u: process %u, pages %llu-%llu "
+				      "step %llu: found %d", round, proc, (unsigned long long)p.first,
+				      (unsigned long long)p.last, (unsigned long long)p.step, found);
+			if (found)
+				ck_assert_uint_eq(got, want);
+		}
+		/* no other region is touched */
+		ck_assert(!wl_holes_any(h, proc, 1));
+	}
+	wl_holes_free(h);
+}
+END_TEST
+
 /* --- bad inputs: each names file:line and exactly what is wrong ------------ */
 
 #define X46 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
@@ -699,7 +962,7 @@ static const struct bad_case bad_cases[] = {
 	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = same\nvalue = 1\0\n",
 	  "t.wl:6: NUL byte in line" },
 	/* [global] */
-	{ "[global]\nsans = 3\n", "t.wl:2: unknown key 'sans' in [global]" },
+	{ "[global]\nsans = 3\n", "t.wl:2: unknown key 'sans' in [global]; did you mean 'scans'?" },
 	{ "[global]\n[region a]\npages = 1\nfill = zero\n",
 	  "t.wl:1: no stop condition: [global] needs scans = N or time = T" },
 	{ "[region a]\npages = 1\nfill = zero\n",
@@ -747,7 +1010,7 @@ static const struct bad_case bad_cases[] = {
 	  "with action = run to change it" },
 	{ "[global]\nscans = 3\n", "t.wl: no [region NAME] section: a workload needs memory to merge" },
 	/* [region] */
-	{ "[global]\nscans = 3\n[region a]\nsise = 4k\n", "t.wl:4: unknown key 'sise' in [region a]" },
+	{ "[global]\nscans = 3\n[region a]\nsise = 4k\n", "t.wl:4: unknown key 'sise' in [region a]; did you mean 'size'?" },
 	{ "[global]\nscans = 3\n[region a]\nsize = 5000\nfill = zero\n",
 	  "t.wl:4: [region a] size = 5000: must be a positive multiple of the page size (4096)" },
 	{ "[global]\nscans = 3\n[region a]\nsize = 4q\nfill = zero\n",
@@ -951,6 +1214,81 @@ static const struct bad_case bad_cases[] = {
 	{ BASE "[event a]\nat = after-scan:1\naction = fork\nprocess = main\nchild = k\n"
 	  "[event b]\nat = after-scan:1\naction = fork\nprocess = main\nchild = k\n",
 	  "t.wl:16: [event b] child = k: a process of that name already exists" },
+	/* numbers that overflow are too large, not "not a number" */
+	{ "[global]\nscans = 3\nseed = 18446744073709551616\n",
+	  "t.wl:3: [global] seed = 18446744073709551616: too large (at most 18446744073709551615)" },
+	{ "[global]\nscans = 3\nseed = 0x10000000000000000\n",
+	  "t.wl:3: [global] seed = 0x10000000000000000: too large (at most 18446744073709551615)" },
+	{ "[global]\nscans = 99999999999999999999\n",
+	  "t.wl:2: [global] scans = 99999999999999999999: too large (at most 4294967296)" },
+	{ "[global]\ntime = 99999999999999999999s\n",
+	  "t.wl:2: [global] time = 99999999999999999999s: too large (at most 18446744073s)" },
+	{ "[global]\nscans = 3\ntimeout = 9999999999H\n",
+	  "t.wl:3: [global] timeout = 9999999999H: too large (at most 5124095H)" },
+	{ "[global]\nscans = 3\n[region a]\nsize = 99999999999t\nfill = zero\n",
+	  "t.wl:4: [region a] size = 99999999999t: too large (at most 16t)" },
+	{ "[global]\nscans = 3\n[region a]\nsize = 17TiB\nfill = zero\n",
+	  "t.wl:4: [region a] size = 17TiB: too large (at most 16TiB)" },
+	{ "[global]\nscans = 3\n[region a]\nsize = 99999999999999999999\nfill = zero\n",
+	  "t.wl:4: [region a] size = 99999999999999999999: too large (at most 17592186044416)" },
+	{ "[global]\nscans = 3\n[region a]\npages = 99999999999999999999\nfill = zero\n",
+	  "t.wl:4: [region a] pages = 99999999999999999999: too large (at most 4294967296)" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nnode = 99999999999999999999\n",
+	  "t.wl:6: [region a] node = 99999999999999999999: too large (at most 1023)" },
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = same\nvalue = 99999999999999999999\n",
+	  "t.wl:6: [region a] value = 99999999999999999999: too large (at most 9223372036854775807: "
+	  "the upper half of 64 bits is reserved for fresh values)" },
+	{ BASE "[event e]\nat = after-scan:99999999999999999999\naction = exit\nprocess = main\n",
+	  "t.wl:8: [event e] at = after-scan:99999999999999999999: too large (at most 4294967295)" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\nuntil = 99999999999999999999\n",
+	  "t.wl:10: [writer w] until = 99999999999999999999: too large (at most 4294967295)" },
+	{ BASE "[writer w]\nregion = a\nwhen = continuous\nrate = 99999999999999999999/s\n",
+	  "t.wl:10: [writer w] rate = 99999999999999999999/s: too large (at most 1000000000 page "
+	  "writes per second)" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\npages = 1,99999999999999999999\n",
+	  "t.wl:10: [writer w] pages = 1,99999999999999999999: page 99999999999999999999 is too "
+	  "large (the region's last page is 9)" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\npages = random:99999999999999999999\n",
+	  "t.wl:10: [writer w] pages = random:99999999999999999999: random:99999999999999999999: "
+	  "too large (the region has 10 pages)" },
+	{ BASE "[event e]\nat = after-scan:1\naction = run\nrun = 99999999999999999999\n",
+	  "t.wl:10: [event e] run = 99999999999999999999: too large (at most 2)" },
+	{ "[global]\nscans = 3\n[region a]\nfill = groups\ngroups = 99999999999999999999x1\n",
+	  "t.wl:5: [region a] groups = 99999999999999999999x1: group 1: too many copies (at most "
+	  "4294967296)" },
+	/* an unknown key is named at its own line, before what it leaves missing */
+	{ BASE "[event e]\nat = after-scan:1\nacton = write\nregion = a\n",
+	  "t.wl:9: unknown key 'acton' in [event e]; did you mean 'action'?" },
+	{ BASE "[writer w]\nregoin = a\nwhen = every-scan\n",
+	  "t.wl:8: unknown key 'regoin' in [writer w]; did you mean 'region'?" },
+	{ "[global]\nscans = 3\nmax_page_shraing = 4\n",
+	  "t.wl:3: unknown key 'max_page_shraing' in [global]; did you mean 'max_page_sharing'?" },
+	{ BASE "[event e]\nat = after-scan:1\naction = exit\nprocess = main\nwhen = now\n",
+	  "t.wl:11: unknown key 'when' in [event e]" },
+	/* byte order marks, carriage returns */
+	{ "[global]\n\xef\xbb\xbfscans = 3\n",
+	  "t.wl:2: a UTF-8 byte order mark (BOM) in the middle of the file (one is allowed only as "
+	  "the file's first bytes)" },
+	{ "\xef\xbb\xbf\xef\xbb\xbf[global]\nscans = 3\n",
+	  "t.wl:1: a UTF-8 byte order mark (BOM) in the middle of the file (one is allowed only as "
+	  "the file's first bytes)" },
+	{ "[global]\rscans = 3\r[region a]\rpages = 1\rfill = zero\r",
+	  "t.wl:1: carriage return (\\r) inside a line: lines must end in \\n or \\r\\n (is this a "
+	  "file with old Mac line ends?)" },
+	{ "[global]\r\nscans = 3\r\r\n",
+	  "t.wl:2: carriage return (\\r) inside a line: lines must end in \\n or \\r\\n (is this a "
+	  "file with old Mac line ends?)" },
+	/* input quoted in a message is escaped: no byte drives the terminal */
+	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = \x1b[31mred\n",
+	  "t.wl:5: [region a] fill = \\x1b[31mred: expected same, unique, zero, groups or none" },
+	{ "[global]\nscans = 3\n[region \xff\xfe]\n",
+	  "t.wl:3: [region \\xff\\xfe]: names use only letters, digits, '_' and '-'" },
+	{ "[global]\nscans = 3\nkernel = \xc2\x9b" "6.1\n",
+	  "t.wl:3: [global] kernel = \\xc2\\x9b6.1: expected 6.18, 6.10 or 6.1" },
+	{ "[global]\nscans = 3\nkernel = n\xc3\xa9\x07\n",
+	  "t.wl:3: [global] kernel = n\xc3\xa9\\x07: expected 6.18, 6.10 or 6.1" },
+	{ "[glob\x7f" "al]\n", "t.wl:1: unknown section [glob\\x7fal] (expected [global], [region NAME], "
+	  "[writer NAME] or [event NAME])" },
 };
 
 /* kernel = 6.1: only what 6.1 has, and the normalized form says no more */
@@ -1059,6 +1397,27 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, nul_byte_in_file_is_an_error);
 	tcase_add_test(tc, unterminated_buffer_with_a_bad_last_line);
 	tcase_add_test(tc, child_may_be_named_before_its_fork_section);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("bounds");
+	tcase_add_test(tc, huge_line_is_refused_at_its_line);
+	tcase_add_test(tc, dev_zero_is_refused_at_line_1);
+	tcase_add_test(tc, file_size_is_bounded);
+	tcase_add_test(tc, file_and_buffer_read_alike);
+	suite_add_tcase(s, tc);
+
+	/*
+	 * Large inputs. Not a timing test (bench/parser-scaling measures), but
+	 * the timeout is a backstop: these take about a second here and a
+	 * quadratic parser over two minutes, while sanitizer builds on a busy
+	 * machine stay well inside it.
+	 */
+	tc = tcase_create("scale");
+	tcase_set_timeout(tc, 100);
+	tcase_add_test(tc, two_hundred_thousand_events_parse);
+	tcase_add_test(tc, fifty_thousand_regions_parse);
+	tcase_add_test(tc, many_forks_keep_their_own_holes);
+	tcase_add_test(tc, holes_match_a_page_model);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("bad_input");

@@ -9,7 +9,11 @@
  * more scans. This file replays the schedule once, symbolically, in the order
  * the engines will execute it (by scan point, then file order) and rejects
  * such workloads with the line of the offending section. It tracks per
- * process: alive or not, and which pages of each region are still mapped.
+ * process: alive or not, and which pages of each region are still mapped
+ * (wl_holes.c). Every step costs O(log n) or less, except where a step must
+ * be compared with many others of the same process and region (an unmap with
+ * the writers still writing there, a strided write with many holes), so the
+ * check stays fast on workloads of hundreds of thousands of sections.
  */
 #include "wl_internal.h"
 
@@ -29,96 +33,28 @@ static int moment_cmp(struct moment a, struct moment b)
 	return a.seq < b.seq ? -1 : a.seq > b.seq;
 }
 
-/*
- * Pages as an arithmetic progression first, first + step, ... <= last. Every
- * page selection except random:N is a union of these, so unmapped sets and
- * write targets are compared arithmetically, never page by page: lint stays
- * instant on terabyte regions.
- */
-struct progression {
-	uint64_t first, last, step;
-};
-
-/* The unmapped pages of one process's copy of one region. */
-struct mapping {
-	struct progression *unmapped;
-	size_t n;
-};
-
-static uint64_t gcd_u64(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
-/* x with a*x == 1 (mod m), for gcd(a, m) == 1 and m > 1 (extended Euclid). */
-static unsigned __int128 inverse_mod(unsigned __int128 a, unsigned __int128 m)
-{
-	__int128 t = 0, new_t = 1, r = (__int128)m, new_r = (__int128)(a % m);
-
-	while (new_r != 0) {
-		__int128 q = r / new_r, tmp;
-
-		tmp = t - q * new_t, t = new_t, new_t = tmp;
-		tmp = r - q * new_r, r = new_r, new_r = tmp;
-	}
-	return (unsigned __int128)(t < 0 ? t + (__int128)m : t);
-}
-
-/* The smallest page in both progressions, if any (Chinese remainder theorem). */
-static bool progressions_meet(const struct progression *a, const struct progression *b,
-			      uint64_t *page)
-{
-	uint64_t lo = a->first > b->first ? a->first : b->first;
-	uint64_t hi = a->last < b->last ? a->last : b->last;
-	uint64_t g = gcd_u64(a->step, b->step), diff;
-	unsigned __int128 m, k, x, lcm;
-
-	if (lo > hi)
-		return false;
-	diff = b->first >= a->first ? b->first - a->first : a->first - b->first;
-	if (diff % g != 0)
-		return false;
-	/* x = a.first + a.step * k with a.step * k == b.first - a.first (mod b.step) */
-	m = b->step / g;
-	k = 0;
-	if (m > 1) {
-		unsigned __int128 d = (unsigned __int128)((b->first + (m * g) - a->first % (m * g)) %
-							   (m * g)) / g;
-
-		k = d * inverse_mod(a->step / g, m) % m;
-	}
-	x = (unsigned __int128)a->first + (unsigned __int128)a->step * k;
-	lcm = (unsigned __int128)(a->step / g) * b->step;
-	if (x < lo)
-		x += (lo - x + lcm - 1) / lcm * lcm;
-	if (x > hi)
-		return false;
-	*page = (uint64_t)x;
-	return true;
-}
-
 /* The progressions a page selection of a region with @npages pages covers. */
+/*
+ * Every page selection except random:N is a union of arithmetic progressions,
+ * so unmapped sets and write targets are compared arithmetically, never page
+ * by page: lint stays instant on terabyte regions.
+ */
 static size_t selection_progressions(const struct wl_pagesel *sel, uint64_t npages,
-				     struct progression *out, size_t max)
+				     struct wl_progression *out, size_t max)
 {
 	switch (sel->kind) {
 	case WL_SEL_ALL:
 		if (max)
-			out[0] = (struct progression){ 0, npages - 1, 1 };
+			out[0] = (struct wl_progression){ 0, npages - 1, 1 };
 		return 1;
 	case WL_SEL_EVERY:
 		if (max)
-			out[0] = (struct progression){ sel->start, npages - 1, sel->step };
+			out[0] = (struct wl_progression){ sel->start, npages - 1, sel->step };
 		return 1;
 	case WL_SEL_LIST:
 		for (size_t i = 0; i < sel->nranges && i < max; i++)
-			out[i] = (struct progression){ sel->ranges[i].first, sel->ranges[i].last, 1 };
+			out[i] = (struct wl_progression){ sel->ranges[i].first, sel->ranges[i].last,
+							  1 };
 		return sel->nranges;
 	case WL_SEL_RANDOM:
 		return 0;
@@ -126,53 +62,58 @@ static size_t selection_progressions(const struct wl_pagesel *sel, uint64_t npag
 	return 0;
 }
 
+/* A writer by what it writes: its process and region. */
+struct target {
+	size_t process, region, writer;
+};
+
 struct replay {
 	struct wl_ctx *ctx;
 	const struct workload *wl;
 	bool *alive;               /* [nprocs] */
 	bool *born;                /* [nprocs]: created (initial, or forked already) */
 	bool *registered;          /* [nprocs]: has had mergeable memory */
-	struct mapping *map;       /* [nprocs * nregions] */
+	size_t *lineage;           /* [nprocs]: the initial process it descends from
+				      (itself for one), set when it is born */
+	size_t registered_alive;   /* processes both alive and registered */
+	struct wl_holes *holes;    /* the pages each process has unmapped */
+	struct target *targets;    /* [nwriters], by process, region, writer */
 	uint64_t run;
 	uint64_t advisor;          /* advisor_mode as set so far */
 };
 
-static struct mapping *mapping_of(struct replay *rp, size_t proc, size_t region)
+/* The first page of @sel that @proc has unmapped from @region, if any. */
+static bool first_unmapped(const struct replay *rp, size_t proc, size_t region,
+			   const struct wl_pagesel *sel, uint64_t *page)
 {
-	return &rp->map[proc * rp->wl->nregions + region];
-}
-
-/* The first page of @sel that is unmapped in @m, if any. */
-static bool first_unmapped(const struct mapping *m, const struct wl_pagesel *sel,
-			   uint64_t npages, uint64_t *page)
-{
+	uint64_t npages = rp->wl->regions[region].pages;
 	size_t n = selection_progressions(sel, npages, NULL, 0);
-	struct progression *want = calloc(n ? n : 1, sizeof(*want));
+	struct wl_progression *want = calloc(n ? n : 1, sizeof(*want));
 	bool found = false;
 
 	if (!want)
 		return false;
 	selection_progressions(sel, npages, want, n);
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < m->n; j++) {
-			uint64_t p;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t p;
 
-			if (progressions_meet(&want[i], &m->unmapped[j], &p) && (!found || p < *page)) {
-				*page = p;
-				found = true;
-			}
+		if (wl_holes_first(rp->holes, proc, region, &want[i], &p) && (!found || p < *page)) {
+			*page = p;
+			found = true;
 		}
+	}
 	free(want);
 	return found;
 }
 
-/* Does a process own a copy of @region (its own, or inherited by fork)? */
-static bool process_has_region(const struct workload *wl, size_t proc, size_t region)
+/*
+ * Does a process own a copy of @region (its own, or inherited by fork)?
+ * Regions belong to initial processes, so only the root of its lineage can
+ * own one.
+ */
+static bool process_has_region(const struct replay *rp, size_t proc, size_t region)
 {
-	for (long p = (long)proc; p >= 0; p = wl->procs[p].parent)
-		if (wl->regions[region].process == (size_t)p)
-			return true;
-	return false;
+	return rp->wl->regions[region].process == rp->lineage[proc];
 }
 
 static const char *step_title(const struct replay *rp, bool is_event, size_t index, char *buf,
@@ -193,7 +134,6 @@ static int check_target(struct replay *rp, unsigned line, const char *title, siz
 	const struct workload *wl = rp->wl;
 	const struct wl_process *p = &wl->procs[proc];
 	const struct wl_region *reg;
-	struct mapping *m;
 	uint64_t page = 0;
 
 	if (!rp->born[proc]) {
@@ -208,20 +148,19 @@ static int check_target(struct replay *rp, unsigned line, const char *title, siz
 	if (region < 0)
 		return 0;
 	reg = &wl->regions[region];
-	if (!process_has_region(wl, proc, (size_t)region)) {
+	if (!process_has_region(rp, proc, (size_t)region)) {
 		wl_fail(rp->ctx, line, "%s: process %s has no region %s (it belongs to %s)", title,
 			p->name, reg->name, wl->procs[reg->process].name);
 		return -1;
 	}
-	m = mapping_of(rp, proc, (size_t)region);
-	if (!need_mapped || m->n == 0)
+	if (!need_mapped || !wl_holes_any(rp->holes, proc, (size_t)region))
 		return 0;
 	if (sel->kind == WL_SEL_RANDOM) {
 		wl_fail(rp->ctx, line, "%s: pages = random:N on region %s, part of which is "
 			"unmapped by then", title, reg->name);
 		return -1;
 	}
-	if (first_unmapped(m, sel, reg->pages, &page)) {
+	if (first_unmapped(rp, proc, (size_t)region, sel, &page)) {
 		wl_fail(rp->ctx, line, "%s: page %llu of region %s in process %s is "
 			"unmapped by then", title, (unsigned long long)page, reg->name, p->name);
 		return -1;
@@ -241,46 +180,37 @@ static int check_writer(struct replay *rp, size_t index)
 static int apply_unmap(struct replay *rp, const struct wl_event *ev)
 {
 	const struct wl_region *reg = &rp->wl->regions[ev->region];
-	struct mapping *m = mapping_of(rp, ev->process, (size_t)ev->region);
 	size_t n = selection_progressions(&ev->pages, reg->pages, NULL, 0);
-	struct progression *grown;
+	struct wl_progression *pages;
+	int rc = 0;
 
 	if (ev->pages.kind == WL_SEL_RANDOM) {
 		wl_fail(rp->ctx, ev->line, "[event %s] unmap with pages = random:N: later steps "
 			"could not be checked against the pages it unmaps", ev->name);
 		return -1;
 	}
-	grown = realloc(m->unmapped, (m->n + n) * sizeof(*grown));
-	if (!grown) {
+	pages = calloc(n ? n : 1, sizeof(*pages));
+	if (!pages) {
 		wl_fail(rp->ctx, ev->line, "out of memory");
 		return -1;
 	}
-	m->unmapped = grown;
-	selection_progressions(&ev->pages, reg->pages, grown + m->n, n);
-	m->n += n;
-	return 0;
+	selection_progressions(&ev->pages, reg->pages, pages, n);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = wl_holes_add(rp->holes, ev->process, (size_t)ev->region, &pages[i]);
+	free(pages);
+	if (rc != 0)
+		wl_fail(rp->ctx, ev->line, "out of memory");
+	return rc;
 }
 
+/* The child is born with its parent's holes, registration and lineage. */
 static int apply_fork(struct replay *rp, const struct wl_event *ev)
 {
-	const struct workload *wl = rp->wl;
-
 	rp->born[ev->child] = rp->alive[ev->child] = true;
 	rp->registered[ev->child] = rp->registered[ev->process];
-	for (size_t r = 0; r < wl->nregions; r++) {
-		const struct mapping *parent = mapping_of(rp, ev->process, r);
-		struct mapping *child = mapping_of(rp, ev->child, r);
-
-		if (parent->n == 0)
-			continue;
-		child->unmapped = malloc(parent->n * sizeof(*parent->unmapped));
-		if (!child->unmapped) {
-			wl_fail(rp->ctx, ev->line, "out of memory");
-			return -1;
-		}
-		memcpy(child->unmapped, parent->unmapped, parent->n * sizeof(*parent->unmapped));
-		child->n = parent->n;
-	}
+	rp->registered_alive += rp->registered[ev->child];
+	rp->lineage[ev->child] = rp->lineage[ev->process];
+	wl_holes_fork(rp->holes, ev->process, ev->child);
 	return 0;
 }
 
@@ -324,8 +254,11 @@ static int apply_event(struct replay *rp, size_t index)
 		return apply_fork(rp, ev);
 	case WL_ACT_EXIT:
 		rp->alive[ev->process] = false;
+		rp->registered_alive -= rp->registered[ev->process];
 		return 0;
 	case WL_ACT_MERGE:
+		if (!rp->registered[ev->process])
+			rp->registered_alive++; /* alive: check_target() said so */
 		rp->registered[ev->process] = true;
 		return 0;
 	case WL_ACT_SET:
@@ -340,34 +273,83 @@ static int apply_event(struct replay *rp, size_t index)
 	return 0;
 }
 
-/* Writers still writing after @now whose process or pages @ev took away. */
+static int target_cmp(const void *pa, const void *pb)
+{
+	const struct target *a = pa, *b = pb;
+
+	if (a->process != b->process)
+		return a->process < b->process ? -1 : 1;
+	if (a->region != b->region)
+		return a->region < b->region ? -1 : 1;
+	return a->writer < b->writer ? -1 : a->writer > b->writer;
+}
+
+static struct target *sort_targets(const struct workload *wl)
+{
+	struct target *t = calloc(wl->nwriters ? wl->nwriters : 1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < wl->nwriters; i++)
+		t[i] = (struct target){ wl->writers[i].process, wl->writers[i].region, i };
+	qsort(t, wl->nwriters, sizeof(*t), target_cmp);
+	return t;
+}
+
+/* Index of the first target at or after (@process, @region) in sort order. */
+static size_t first_target(const struct replay *rp, size_t process, size_t region)
+{
+	struct target key = { process, region, 0 };
+	size_t lo = 0, hi = rp->wl->nwriters;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (target_cmp(&rp->targets[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Is writer @w applied again after @now (so what it writes must still exist)? */
+static bool writes_on_after(const struct wl_writer *w, struct moment now)
+{
+	struct moment first = { w->from_scan, w->seq }, last = { w->until_scan, w->seq };
+
+	return w->when != WL_WHEN_AFTER_SCAN && moment_cmp(first, now) <= 0 &&
+	       moment_cmp(last, now) >= 0;
+}
+
+/*
+ * Writers still writing after @now whose process or pages @ev took away: an
+ * unmap can only hurt the writers of its process and region (the others were
+ * checked when their own pages changed); an exit hurts every writer of the
+ * process, and the first in file order is the one reported.
+ */
 static int recheck_writers(struct replay *rp, const struct wl_event *ev, struct moment now)
 {
 	const struct workload *wl = rp->wl;
+	size_t i, first_hurt = SIZE_MAX;
 
-	if (ev->action != WL_ACT_UNMAP && ev->action != WL_ACT_EXIT)
-		return 0;
-	for (size_t i = 0; i < wl->nwriters; i++) {
-		const struct wl_writer *w = &wl->writers[i];
-		struct moment first = { w->from_scan, w->seq }, last = { w->until_scan, w->seq };
-
-		if (w->process != ev->process || moment_cmp(first, now) > 0 ||
-		    moment_cmp(last, now) < 0)
-			continue;
-		if (w->when == WL_WHEN_AFTER_SCAN)
-			continue;
-		if (check_writer(rp, i) != 0)
-			return -1;
+	if (ev->action == WL_ACT_UNMAP) {
+		for (i = first_target(rp, ev->process, (size_t)ev->region);
+		     i < wl->nwriters && rp->targets[i].process == ev->process &&
+		     rp->targets[i].region == (size_t)ev->region; i++)
+			if (writes_on_after(&wl->writers[rp->targets[i].writer], now) &&
+			    check_writer(rp, rp->targets[i].writer) != 0)
+				return -1;
+	} else if (ev->action == WL_ACT_EXIT) {
+		for (i = first_target(rp, ev->process, 0);
+		     i < wl->nwriters && rp->targets[i].process == ev->process; i++)
+			if (writes_on_after(&wl->writers[rp->targets[i].writer], now) &&
+			    rp->targets[i].writer < first_hurt)
+				first_hurt = rp->targets[i].writer;
+		if (first_hurt != SIZE_MAX)
+			return check_writer(rp, first_hurt);
 	}
 	return 0;
-}
-
-static bool any_registered_alive(const struct replay *rp)
-{
-	for (size_t p = 0; p < rp->wl->nprocs; p++)
-		if (rp->alive[p] && rp->registered[p])
-			return true;
-	return false;
 }
 
 /* After all steps at point @scan: can the next full scan happen? */
@@ -385,7 +367,7 @@ static int check_scans_advance(struct replay *rp, uint64_t scan, unsigned line)
 			(unsigned long long)wl->stop_scans);
 		return -1;
 	}
-	if (!any_registered_alive(rp)) {
+	if (rp->registered_alive == 0) {
 		wl_fail(rp->ctx, line, "no live process has mergeable memory after scan %llu, so "
 			"full scans would never complete (the workload waits for scans = %llu)",
 			(unsigned long long)scan, (unsigned long long)wl->stop_scans);
@@ -453,11 +435,15 @@ static void init_processes(struct replay *rp)
 {
 	const struct workload *wl = rp->wl;
 
-	for (size_t p = 0; p < wl->nprocs; p++)
+	for (size_t p = 0; p < wl->nprocs; p++) {
 		rp->born[p] = rp->alive[p] = wl->procs[p].parent < 0;
+		rp->lineage[p] = p;
+	}
 	for (size_t r = 0; r < wl->nregions; r++)
 		if (wl->regions[r].merge != WL_MERGE_NONE)
 			rp->registered[wl->regions[r].process] = true;
+	for (size_t p = 0; p < wl->nprocs; p++)
+		rp->registered_alive += rp->alive[p] && rp->registered[p];
 	rp->run = 1;
 	rp->advisor = wl->knobs[WL_KNOB_ADVISOR_MODE];
 }
@@ -490,13 +476,12 @@ static int replay_schedule(struct replay *rp, const struct entry *e, size_t n)
 
 static void free_replay(struct replay *rp)
 {
-	if (rp->map)
-		for (size_t i = 0; i < rp->wl->nprocs * rp->wl->nregions; i++)
-			free(rp->map[i].unmapped);
-	free(rp->map);
+	wl_holes_free(rp->holes);
+	free(rp->targets);
 	free(rp->alive);
 	free(rp->born);
 	free(rp->registered);
+	free(rp->lineage);
 }
 
 int wl_check_timeline(struct wl_ctx *ctx)
@@ -512,9 +497,12 @@ int wl_check_timeline(struct wl_ctx *ctx)
 	rp.alive = calloc(wl->nprocs, sizeof(bool));
 	rp.born = calloc(wl->nprocs, sizeof(bool));
 	rp.registered = calloc(wl->nprocs, sizeof(bool));
-	rp.map = calloc(wl->nprocs * wl->nregions, sizeof(*rp.map));
+	rp.lineage = calloc(wl->nprocs, sizeof(size_t));
+	rp.holes = wl_holes_new(wl->nprocs);
+	rp.targets = sort_targets(wl);
 	sched = build_schedule(wl, &n);
-	if (!rp.alive || !rp.born || !rp.registered || !rp.map || !sched) {
+	if (!rp.alive || !rp.born || !rp.registered || !rp.lineage || !rp.holes || !rp.targets ||
+	    !sched) {
 		wl_fail(ctx, 0, "out of memory");
 		goto out;
 	}

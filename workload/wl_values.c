@@ -31,11 +31,12 @@ static int why_set(char *why, size_t whylen, const char *fmt, ...)
 
 /*
  * Parse leading digits of @text (decimal, or hex after 0x unless
- * @decimal_only); *end points past them. -1: no digits, -2: overflow.
+ * @decimal_only); *end points past them, overflow or not. -1: no digits,
+ * -2: more than 64 bits (*value is then meaningless).
  */
 static int parse_digits(const char *text, bool decimal_only, uint64_t *value, const char **end)
 {
-	int base = 10;
+	int base = 10, rc = 0;
 	const char *p = text;
 	uint64_t v = 0;
 
@@ -50,12 +51,12 @@ static int parse_digits(const char *text, bool decimal_only, uint64_t *value, co
 		unsigned d = isdigit((unsigned char)*p) ? (unsigned)(*p - '0')
 							: (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
 		if (v > (UINT64_MAX - d) / (uint64_t)base)
-			return -2;
+			rc = -2;
 		v = v * (uint64_t)base + d;
 	}
 	*value = v;
 	*end = p;
-	return 0;
+	return rc;
 }
 
 static int parse_u64_prefix(const char *text, uint64_t *value, const char **end)
@@ -63,13 +64,36 @@ static int parse_u64_prefix(const char *text, uint64_t *value, const char **end)
 	return parse_digits(text, false, value, end);
 }
 
+/* Turn -1 (not a number) and -2 (too large) into -1 with errno EINVAL or ERANGE. */
+static int fail_errno(int rc)
+{
+	errno = rc == -2 ? ERANGE : EINVAL;
+	return -1;
+}
+
 int wl_parse_u64(const char *text, uint64_t *value)
 {
 	const char *end;
+	int rc = parse_u64_prefix(text, value, &end);
 
-	if (parse_u64_prefix(text, value, &end) != 0 || *end != '\0')
-		return -1;
+	if (rc == -1 || *end != '\0')
+		return fail_errno(-1);
+	return rc ? fail_errno(rc) : 0;
+}
+
+int wl_parse_u64_max(const char *text, uint64_t max, uint64_t *value, char *why, size_t whylen)
+{
+	if (wl_parse_u64(text, value) != 0)
+		return errno == ERANGE ? wl_too_large(why, whylen, max, "") : -1;
+	if (*value > max)
+		return wl_too_large(why, whylen, max, "");
 	return 0;
+}
+
+int wl_too_large(char *why, size_t whylen, uint64_t max, const char *unit)
+{
+	why_set(why, whylen, "too large (at most %llu%s)", (unsigned long long)max, unit);
+	return -2;
 }
 
 struct unit {
@@ -77,52 +101,74 @@ struct unit {
 	uint64_t factor;
 };
 
-/* Parse NUMBER[SUFFIX] with a case-insensitive suffix from @units. */
-static int parse_with_units(const char *text, const struct unit *units, uint64_t *out)
+/*
+ * Parse NUMBER[SUFFIX] with a case-insensitive suffix from @units into
+ * NUMBER * factor, at most @max. 0, -1 (not such a number), or -2 (more than
+ * @max: @why says the most there can be, in the unit @text used).
+ */
+static int parse_with_units(const char *text, const struct unit *units, uint64_t max,
+			    uint64_t *out, char *why, size_t whylen)
 {
 	const char *end;
 	uint64_t n;
+	int rc = parse_u64_prefix(text, &n, &end);
 
-	if (parse_u64_prefix(text, &n, &end) != 0)
+	if (rc == -1)
 		return -1;
 	for (const struct unit *u = units; u->suffix; u++) {
 		if (strcasecmp(end, u->suffix) != 0)
 			continue;
-		if (u->factor && n > UINT64_MAX / u->factor)
-			return -1;
+		if (rc == -2 || n > max / u->factor)
+			return wl_too_large(why, whylen, max / u->factor, end);
 		*out = n * u->factor;
 		return 0;
 	}
 	return -1;
 }
 
+static const struct unit size_units[] = {
+	{ "", 1 }, { "b", 1 },
+	{ "k", UINT64_C(1) << 10 }, { "kb", UINT64_C(1) << 10 }, { "kib", UINT64_C(1) << 10 },
+	{ "m", UINT64_C(1) << 20 }, { "mb", UINT64_C(1) << 20 }, { "mib", UINT64_C(1) << 20 },
+	{ "g", UINT64_C(1) << 30 }, { "gb", UINT64_C(1) << 30 }, { "gib", UINT64_C(1) << 30 },
+	{ "t", UINT64_C(1) << 40 }, { "tb", UINT64_C(1) << 40 }, { "tib", UINT64_C(1) << 40 },
+	{ NULL, 0 }
+};
+
+int wl_parse_size_max(const char *text, uint64_t max, uint64_t *bytes, char *why, size_t whylen)
+{
+	return parse_with_units(text, size_units, max, bytes, why, whylen);
+}
+
 int wl_parse_size(const char *text, uint64_t *bytes)
 {
-	static const struct unit units[] = {
-		{ "", 1 }, { "b", 1 },
-		{ "k", UINT64_C(1) << 10 }, { "kb", UINT64_C(1) << 10 }, { "kib", UINT64_C(1) << 10 },
-		{ "m", UINT64_C(1) << 20 }, { "mb", UINT64_C(1) << 20 }, { "mib", UINT64_C(1) << 20 },
-		{ "g", UINT64_C(1) << 30 }, { "gb", UINT64_C(1) << 30 }, { "gib", UINT64_C(1) << 30 },
-		{ "t", UINT64_C(1) << 40 }, { "tb", UINT64_C(1) << 40 }, { "tib", UINT64_C(1) << 40 },
-		{ NULL, 0 }
-	};
+	char why[64];
+	int rc = wl_parse_size_max(text, UINT64_MAX, bytes, why, sizeof(why));
 
-	return parse_with_units(text, units, bytes);
+	return rc ? fail_errno(rc) : 0;
 }
 
 #define NS_PER_US UINT64_C(1000)
 #define NS_PER_MS UINT64_C(1000000)
 #define NS_PER_S UINT64_C(1000000000)
 
+static const struct unit time_units[] = {
+	{ "", NS_PER_S }, { "s", NS_PER_S }, { "ns", 1 }, { "us", NS_PER_US },
+	{ "ms", NS_PER_MS }, { "m", 60 * NS_PER_S }, { "h", 3600 * NS_PER_S },
+	{ NULL, 0 }
+};
+
+int wl_parse_time_max(const char *text, uint64_t max, uint64_t *ns, char *why, size_t whylen)
+{
+	return parse_with_units(text, time_units, max, ns, why, whylen);
+}
+
 int wl_parse_time(const char *text, uint64_t *ns)
 {
-	static const struct unit units[] = {
-		{ "", NS_PER_S }, { "s", NS_PER_S }, { "ns", 1 }, { "us", NS_PER_US },
-		{ "ms", NS_PER_MS }, { "m", 60 * NS_PER_S }, { "h", 3600 * NS_PER_S },
-		{ NULL, 0 }
-	};
+	char why[64];
+	int rc = wl_parse_time_max(text, UINT64_MAX, ns, why, sizeof(why));
 
-	return parse_with_units(text, units, ns);
+	return rc ? fail_errno(rc) : 0;
 }
 
 const char *wl_time_format(uint64_t ns, char *buf, size_t len)
@@ -307,9 +353,14 @@ int wl_parse_value(const char *text, struct wl_value *value, bool allow_fresh, c
 		value->value = 0;
 		return 0;
 	}
-	if (wl_parse_u64(text, &v) != 0)
+	if (wl_parse_u64(text, &v) != 0) {
+		if (errno == ERANGE)
+			return why_set(why, whylen, "too large (at most %llu: the upper half of 64 "
+				       "bits is reserved for fresh values)",
+				       (unsigned long long)WL_VALUE_LIMIT - 1);
 		return why_set(why, whylen, allow_fresh ? "expected fresh or a number" :
 							  "expected a number");
+	}
 	if (v >= WL_VALUE_LIMIT)
 		return why_set(why, whylen, "values must be below 2^63 (the upper half is "
 					    "reserved for fresh values)");
@@ -374,39 +425,54 @@ uint32_t wl_offset_pick(const struct wl_offset *offset, struct wl_rng *rng)
 	return offset->lo + (uint32_t)wl_rng_below(rng, (uint64_t)offset->hi - offset->lo + 1);
 }
 
+/* How many times @c occurs in @s. */
+static size_t count_char(const char *s, char c)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == c;
+	return n;
+}
+
 int wl_parse_groups(const char *text, struct wl_group **groups, size_t *ngroups, char *why,
 		    size_t whylen)
 {
 	static const char expected[] = "expected COPIESxVALUE[,COPIESxVALUE...], e.g. 300x1,50x0";
-	struct wl_group *g = NULL;
+	struct wl_group *g;
 	size_t n = 0;
 	const char *p = text;
 
+	/* one allocation: there are at most as many groups as commas + 1 */
+	g = malloc((count_char(text, ',') + 1) * sizeof(*g));
+	if (!g)
+		return why_set(why, whylen, "out of memory");
 	for (;;) {
 		uint64_t copies, value;
 		const char *end;
-		struct wl_group *grown;
+		int rc;
 
 		/* decimal copies: "0x2" is 0 copies of 2, not hex */
-		if (parse_digits(p, true, &copies, &end) != 0 || *end != 'x')
+		rc = parse_digits(p, true, &copies, &end);
+		if (rc == -1 || *end != 'x')
 			goto bad;
+		if (rc == -2 || copies > WL_MAX_REGION_PAGES) {
+			why_set(why, whylen, "group %zu: too many copies (at most %llu)", n + 1,
+				(unsigned long long)WL_MAX_REGION_PAGES);
+			goto fail;
+		}
 		if (copies == 0) {
 			why_set(why, whylen, "group %zu has 0 copies", n + 1);
 			goto fail;
 		}
-		if (parse_u64_prefix(end + 1, &value, &end) != 0 || (*end && *end != ','))
+		rc = parse_u64_prefix(end + 1, &value, &end);
+		if (rc == -1 || (*end && *end != ','))
 			goto bad;
-		if (value >= WL_VALUE_LIMIT) {
+		if (rc == -2 || value >= WL_VALUE_LIMIT) {
 			why_set(why, whylen, "values must be below 2^63 (the upper half is "
 					     "reserved for fresh values)");
 			goto fail;
 		}
-		grown = realloc(g, (n + 1) * sizeof(*g));
-		if (!grown) {
-			why_set(why, whylen, "out of memory");
-			goto fail;
-		}
-		g = grown;
 		g[n++] = (struct wl_group){ copies, value };
 		if (*end == '\0')
 			break;
@@ -436,8 +502,13 @@ const char *wl_groups_format(const struct wl_group *groups, size_t n, char *buf,
 
 int wl_parse_after_scan(const char *text, uint64_t *scan, char *why, size_t whylen)
 {
-	if (strncmp(text, "after-scan:", 11) != 0 || wl_parse_u64(text + 11, scan) != 0)
+	if (strncmp(text, "after-scan:", 11) != 0)
 		return why_set(why, whylen, "expected after-scan:N");
+	if (wl_parse_u64(text + 11, scan) != 0) {
+		if (errno == ERANGE)
+			return wl_too_large(why, whylen, WL_MAX_SCANS - 1, "");
+		return why_set(why, whylen, "expected after-scan:N");
+	}
 	if (*scan >= WL_MAX_SCANS)
 		return why_set(why, whylen, "N must be below %llu",
 			       (unsigned long long)WL_MAX_SCANS);
@@ -454,8 +525,11 @@ int wl_parse_rate(const char *text, uint64_t *rate, char *why, size_t whylen)
 	memcpy(buf, text, n + 1);
 	if (n > 2 && strcmp(buf + n - 2, "/s") == 0)
 		buf[n - 2] = '\0';
-	if (wl_parse_u64(buf, rate) != 0)
+	if (wl_parse_u64(buf, rate) != 0) {
+		if (errno == ERANGE)
+			return wl_too_large(why, whylen, 1000000000, " page writes per second");
 		return why_set(why, whylen, "expected page writes per second, e.g. 1000 or 1000/s");
+	}
 	if (*rate == 0 || *rate > UINT64_C(1000000000))
 		return why_set(why, whylen, "rate must be 1 to 1000000000 page writes per second");
 	return 0;
@@ -513,14 +587,22 @@ static int parse_every(const char *p, uint64_t npages, struct wl_pagesel *sel, c
 		       size_t whylen)
 {
 	const char *end;
+	int step_rc, start_rc = 0;
 
-	if (parse_u64_prefix(p, &sel->step, &end) != 0 || sel->step == 0)
+	step_rc = parse_u64_prefix(p, &sel->step, &end);
+	if (step_rc == -1 || (step_rc == 0 && sel->step == 0))
 		return why_set(why, whylen, "expected every:K or every:K+J with K >= 1");
 	sel->start = 0;
-	if (*end == '+' && parse_u64_prefix(end + 1, &sel->start, &end) != 0)
+	if (*end == '+' && (start_rc = parse_u64_prefix(end + 1, &sel->start, &end)) == -1)
 		return why_set(why, whylen, "expected every:K or every:K+J with K >= 1");
 	if (*end)
 		return why_set(why, whylen, "expected every:K or every:K+J with K >= 1");
+	if (step_rc == -2)
+		return why_set(why, whylen, "K too large (at most %llu)",
+			       (unsigned long long)UINT64_MAX);
+	if (start_rc == -2)
+		return why_set(why, whylen, "J too large (the region's last page is %llu)",
+			       (unsigned long long)npages - 1);
 	if (sel->start >= npages)
 		return why_set(why, whylen, "every:%llu+%llu starts past the region's last page %llu",
 			       (unsigned long long)sel->step, (unsigned long long)sel->start,
@@ -532,7 +614,13 @@ static int parse_every(const char *p, uint64_t npages, struct wl_pagesel *sel, c
 static int parse_random(const char *p, uint64_t npages, struct wl_pagesel *sel, char *why,
 			size_t whylen)
 {
-	if (wl_parse_u64(p, &sel->count) != 0 || sel->count == 0)
+	if (wl_parse_u64(p, &sel->count) != 0) {
+		if (errno == ERANGE)
+			return why_set(why, whylen, "random:%s: too large (the region has %llu "
+				       "pages)", p, (unsigned long long)npages);
+		return why_set(why, whylen, "expected random:N with N >= 1");
+	}
+	if (sel->count == 0)
 		return why_set(why, whylen, "expected random:N with N >= 1");
 	if (sel->count > npages)
 		return why_set(why, whylen, "random:%llu picks more pages than the region's %llu",
@@ -541,20 +629,37 @@ static int parse_random(const char *p, uint64_t npages, struct wl_pagesel *sel, 
 	return 0;
 }
 
-/* Parse "N" or "A-B" at *p, advancing it past the item. */
-static int parse_range_item(const char **p, struct wl_range *r)
+/*
+ * Parse "N" or "A-B" at *p, advancing it past the item. -1: not such an item;
+ * -2: a page number over 64 bits, whose digits *@big and *@biglen point to.
+ */
+static int parse_range_item(const char **p, struct wl_range *r, const char **big,
+			    size_t *biglen)
 {
-	const char *end;
+	const char *start = *p, *end;
+	int rc = parse_u64_prefix(start, &r->first, &end), rc2 = 0;
 
-	if (parse_u64_prefix(*p, &r->first, &end) != 0)
+	if (rc == -1)
 		return -1;
+	if (rc == -2) {
+		*big = start;
+		*biglen = (size_t)(end - start);
+	}
 	r->last = r->first;
-	if (*end == '-' && parse_u64_prefix(end + 1, &r->last, &end) != 0)
-		return -1;
+	if (*end == '-') {
+		start = end + 1;
+		rc2 = parse_u64_prefix(start, &r->last, &end);
+		if (rc2 == -1)
+			return -1;
+		if (rc2 == -2 && rc == 0) {
+			*big = start;
+			*biglen = (size_t)(end - start);
+		}
+	}
 	if (*end && *end != ',')
 		return -1;
 	*p = end;
-	return 0;
+	return rc == -2 || rc2 == -2 ? -2 : 0;
 }
 
 /* "N" for a single page, "A-B" otherwise. */
@@ -595,19 +700,25 @@ static int check_ranges(struct wl_pagesel *sel, uint64_t npages, char *why, size
 static int parse_list(const char *text, uint64_t npages, struct wl_pagesel *sel, char *why,
 		      size_t whylen)
 {
-	const char *p = text;
+	const char *p = text, *big = NULL;
+	size_t biglen = 0;
 
 	sel->kind = WL_SEL_LIST;
+	/* one allocation: there are at most as many ranges as commas + 1 */
+	sel->ranges = malloc((count_char(text, ',') + 1) * sizeof(*sel->ranges));
+	if (!sel->ranges)
+		return why_set(why, whylen, "out of memory");
 	for (;;) {
-		struct wl_range r, *grown;
+		struct wl_range r;
+		int rc = parse_range_item(&p, &r, &big, &biglen);
 
-		if (parse_range_item(&p, &r) != 0)
+		if (rc == -1)
 			return why_set(why, whylen, "expected all, N, A-B[,...], every:K[+J] "
 						    "or random:N");
-		grown = realloc(sel->ranges, (sel->nranges + 1) * sizeof(r));
-		if (!grown)
-			return why_set(why, whylen, "out of memory");
-		sel->ranges = grown;
+		if (rc == -2)
+			return why_set(why, whylen, "page %.*s is too large (the region's last "
+				       "page is %llu)", (int)biglen, big,
+				       (unsigned long long)npages - 1);
 		sel->ranges[sel->nranges++] = r;
 		if (*p == '\0')
 			break;

@@ -1,335 +1,21 @@
 /*
- * workload.c - reading a workload file: lines through libinih into raw
- * sections, then each section's keys into struct workload.
+ * workload.c - reading a workload file: phase two, each raw section's keys
+ * into struct workload, and the entry points that run both phases.
  *
- * Parsing runs in two phases. The first collects every section header and
- * key = value pair with its line number: a custom line reader feeds inih (so
- * that line numbers, section headers without keys, duplicate sections, '#'
- * inline comments and over-long lines are all seen), and inih splits keys from
- * values. The second phase interprets the raw sections in a fixed order
- * ([global], regions, then writers and events in file order), so a section may
- * refer to one defined later in the file. Whole-run consistency is checked
- * last, in wl_timeline.c. The first error wins and nothing is returned with it.
+ * Phase one (wl_read.c) reads the lines, with bounds, into raw sections and
+ * key = value pairs with their line numbers. Phase two, here, interprets the
+ * raw sections in a fixed order ([global], regions, then writers and events
+ * in file order), so a section may refer to one defined later in the file;
+ * regions and processes are found by name through hash indexes. Whole-run
+ * consistency is checked last, in wl_timeline.c. The first error wins and
+ * nothing is returned with it.
  */
 #include "wl_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <ini.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum section_kind { SEC_GLOBAL, SEC_REGION, SEC_WRITER, SEC_EVENT };
-
-static const char *const section_kind_name[] = {
-	[SEC_GLOBAL] = "global", [SEC_REGION] = "region",
-	[SEC_WRITER] = "writer", [SEC_EVENT] = "event",
-};
-
-struct raw_kv {
-	char *key;
-	char *value;
-	unsigned line;
-};
-
-struct raw_section {
-	enum section_kind kind;
-	char name[WL_NAME_MAX + 1];
-	char title[WL_NAME_MAX + 16]; /* "[region a]" for messages */
-	unsigned line;
-	struct raw_kv *kv;
-	size_t nkv;
-};
-
-/* State of phase one: the input, its current line, the sections so far. */
-struct reader {
-	struct wl_ctx *ctx;
-	const char *text;
-	size_t len, pos;
-	unsigned line;
-	struct raw_section *sec;
-	size_t nsec;
-	bool in_section;
-};
-
-void wl_fail(struct wl_ctx *ctx, unsigned line, const char *fmt, ...)
-{
-	char msg[400];
-	va_list ap;
-
-	if (ctx->failed)
-		return;
-	ctx->failed = true;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ctx->err->line = line;
-	if (line)
-		snprintf(ctx->err->text, sizeof(ctx->err->text), "%s:%u: %s", ctx->wl->path, line,
-			 msg);
-	else
-		snprintf(ctx->err->text, sizeof(ctx->err->text), "%s: %s", ctx->wl->path, msg);
-}
-
-/* --- phase one: lines, sections, keys ------------------------------------ */
-
-void wl_strip_comment(char *s)
-{
-	for (char *p = s; *p; p++)
-		if ((*p == '#' || *p == ';') && (p == s || isspace((unsigned char)p[-1]))) {
-			*p = '\0';
-			return;
-		}
-}
-
-void wl_trim(char *s)
-{
-	size_t n = strlen(s), i = 0;
-
-	while (n && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
-	while (isspace((unsigned char)s[i]))
-		i++;
-	memmove(s, s + i, n - i + 1);
-}
-
-static int parse_section_title(struct reader *r, const char *inner)
-{
-	struct raw_section *grown, *sec;
-	char kind[16] = "", why[128];
-	const char *name;
-	size_t klen = strcspn(inner, " \t");
-	int k;
-
-	if (klen < sizeof(kind))
-		memcpy(kind, inner, klen);
-	for (k = SEC_GLOBAL; k <= SEC_EVENT; k++)
-		if (strcmp(kind, section_kind_name[k]) == 0)
-			break;
-	if (k > SEC_EVENT) {
-		wl_fail(r->ctx, r->line, "unknown section [%s] (expected [global], [region NAME], "
-			"[writer NAME] or [event NAME])", inner);
-		return -1;
-	}
-	name = inner + klen;
-	while (isspace((unsigned char)*name))
-		name++;
-	if (k == SEC_GLOBAL && *name) {
-		wl_fail(r->ctx, r->line, "[global] takes no name");
-		return -1;
-	}
-	if (k != SEC_GLOBAL && wl_parse_name(name, why, sizeof(why)) != 0) {
-		wl_fail(r->ctx, r->line, "[%s%s%s]: %s", section_kind_name[k], *name ? " " : "",
-			name, why);
-		return -1;
-	}
-	for (size_t i = 0; i < r->nsec; i++) {
-		const struct raw_section *old = &r->sec[i];
-
-		if (old->kind == (enum section_kind)k && strcmp(old->name, name) == 0) {
-			wl_fail(r->ctx, r->line, "duplicate section %s (first at line %u)",
-				old->title, old->line);
-			return -1;
-		}
-	}
-	grown = realloc(r->sec, (r->nsec + 1) * sizeof(*grown));
-	if (!grown) {
-		wl_fail(r->ctx, r->line, "out of memory");
-		return -1;
-	}
-	r->sec = grown;
-	sec = &r->sec[r->nsec++];
-	memset(sec, 0, sizeof(*sec));
-	sec->kind = (enum section_kind)k;
-	sec->line = r->line;
-	snprintf(sec->name, sizeof(sec->name), "%s", name);
-	if (k == SEC_GLOBAL)
-		snprintf(sec->title, sizeof(sec->title), "[global]");
-	else
-		snprintf(sec->title, sizeof(sec->title), "[%s %s]", section_kind_name[k], name);
-	r->in_section = true;
-	return 0;
-}
-
-/* Record a "[...]" line ourselves: inih reports no header without keys. */
-static void note_section_header(struct reader *r, const char *line)
-{
-	const char *close = strchr(line, ']');
-	char inner[WL_MAX_LINE + 1];
-	size_t n;
-
-	if (!close)
-		return; /* inih reports the syntax error */
-	if (close[1] != '\0') {
-		wl_fail(r->ctx, r->line, "unexpected text after ']' in section header");
-		return;
-	}
-	n = (size_t)(close - line - 1);
-	memcpy(inner, line + 1, n);
-	inner[n] = '\0';
-	wl_trim(inner);
-	parse_section_title(r, inner);
-}
-
-/* Copy the next raw line (without its newline) into @buf; false at the end. */
-static bool next_raw_line(struct reader *r, char *buf, size_t cap, size_t *len, bool *has_nul)
-{
-	size_t start = r->pos, n;
-
-	if (r->pos >= r->len)
-		return false;
-	while (r->pos < r->len && r->text[r->pos] != '\n')
-		r->pos++;
-	n = r->pos - start;
-	if (r->pos < r->len)
-		r->pos++; /* the newline */
-	*len = n;
-	*has_nul = memchr(r->text + start, '\0', n) != NULL;
-	if (n >= cap)
-		n = cap - 1;
-	memcpy(buf, r->text + start, n);
-	buf[n] = '\0';
-	return true;
-}
-
-/* Turn a raw line into what inih sees: no BOM, CR, comment or outer blanks. */
-static void clean_line(struct reader *r, char *line, size_t raw_len, bool has_nul)
-{
-	size_t n;
-
-	if (r->line == 1 && strncmp(line, "\xef\xbb\xbf", 3) == 0)
-		memmove(line, line + 3, strlen(line + 3) + 1);
-	if (has_nul) {
-		wl_fail(r->ctx, r->line, "NUL byte in line");
-		line[0] = '\0';
-		return;
-	}
-	if (raw_len > 4 * WL_MAX_LINE) {
-		wl_fail(r->ctx, r->line, "line too long (at most %d characters)", WL_MAX_LINE);
-		line[0] = '\0';
-		return;
-	}
-	n = strlen(line);
-	if (n && line[n - 1] == '\r')
-		line[n - 1] = '\0';
-	wl_strip_comment(line);
-	wl_trim(line);
-	if (strlen(line) > WL_MAX_LINE) {
-		wl_fail(r->ctx, r->line, "line too long (at most %d characters)", WL_MAX_LINE);
-		line[0] = '\0';
-	}
-}
-
-/*
- * inih's fgets-style reader: hands over one cleaned line at a time, counts
- * lines, and notes section headers.
- */
-static char *feed_line(char *str, int num, void *stream)
-{
-	struct reader *r = stream;
-	char line[4 * WL_MAX_LINE + 1];
-	size_t raw_len;
-	bool has_nul;
-
-	if (!next_raw_line(r, line, sizeof(line), &raw_len, &has_nul))
-		return NULL;
-	r->line++;
-	clean_line(r, line, raw_len, has_nul);
-	if (line[0] == '[')
-		note_section_header(r, line);
-	snprintf(str, (size_t)num, "%s\n", line);
-	return str;
-}
-
-static int add_key(void *user, const char *section, const char *key, const char *value)
-{
-	struct reader *r = user;
-	struct raw_section *sec;
-	struct raw_kv *grown;
-
-	if (r->ctx->failed)
-		return 1;
-	if (!r->in_section) {
-		wl_fail(r->ctx, r->line, "'%s' is outside any section (start with [global])", key);
-		return 1;
-	}
-	sec = &r->sec[r->nsec - 1];
-	for (size_t i = 0; i < sec->nkv; i++)
-		if (strcmp(sec->kv[i].key, key) == 0) {
-			wl_fail(r->ctx, r->line, "duplicate key '%s' in %s (first at line %u)", key,
-				sec->title, sec->kv[i].line);
-			return 1;
-		}
-	grown = realloc(sec->kv, (sec->nkv + 1) * sizeof(*grown));
-	if (!grown) {
-		wl_fail(r->ctx, r->line, "out of memory");
-		return 1;
-	}
-	sec->kv = grown;
-	grown[sec->nkv].key = strdup(key);
-	grown[sec->nkv].value = strdup(value);
-	grown[sec->nkv].line = r->line;
-	sec->nkv++;
-	if (!grown[sec->nkv - 1].key || !grown[sec->nkv - 1].value)
-		wl_fail(r->ctx, r->line, "out of memory");
-	(void)section;
-	return 1;
-}
-
-static void free_raw(struct reader *r)
-{
-	for (size_t i = 0; i < r->nsec; i++) {
-		for (size_t j = 0; j < r->sec[i].nkv; j++) {
-			free(r->sec[i].kv[j].key);
-			free(r->sec[i].kv[j].value);
-		}
-		free(r->sec[i].kv);
-	}
-	free(r->sec);
-}
-
-/* Describe inih's syntax error at @line by looking at the line again. */
-static void fail_syntax(struct reader *r, unsigned line)
-{
-	const char *p = r->text, *end = r->text + r->len;
-	char text[WL_MAX_LINE + 1];
-	size_t n;
-
-	for (unsigned l = 1; l < line && p < end; l++) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		p = nl ? nl + 1 : end;
-	}
-	{
-		/* the buffer need not be NUL-terminated: bound every scan by @end */
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-
-		n = (size_t)((nl ? nl : end) - p);
-	}
-	if (n > WL_MAX_LINE)
-		n = WL_MAX_LINE;
-	memcpy(text, p, n);
-	text[n] = '\0';
-	wl_strip_comment(text);
-	wl_trim(text);
-	if (text[0] == '[')
-		wl_fail(r->ctx, line, "section header without closing ']'");
-	else
-		wl_fail(r->ctx, line, "expected 'key = value' or '[section]'");
-}
-
-static int read_raw_sections(struct reader *r)
-{
-	int rc = ini_parse_stream(feed_line, r, add_key, r);
-
-	if (rc > 0 && (!r->ctx->failed || (unsigned)rc < r->ctx->err->line)) {
-		r->ctx->failed = false;
-		fail_syntax(r, (unsigned)rc);
-	} else if (rc < 0 && !r->ctx->failed) {
-		wl_fail(r->ctx, 0, "out of memory");
-	}
-	return r->ctx->failed ? -1 : 0;
-}
 
 /* --- phase two: interpreting keys --------------------------------------- */
 
@@ -371,6 +57,30 @@ static const struct raw_kv *find_key(const struct raw_section *sec, const char *
 	return NULL;
 }
 
+/*
+ * "unknown key 'sise' in [region a]", with "; did you mean 'size'?" when one
+ * of @known (NULL-terminated; @more too, when not NULL) is a likely typo.
+ */
+static void fail_unknown_key(struct wl_ctx *ctx, const struct raw_section *sec,
+			     const struct raw_kv *kv, const char *const *known,
+			     const char *const *more)
+{
+	struct wl_suggest s;
+	const char *meant;
+
+	wl_suggest_init(&s, kv->key);
+	for (; *known; known++)
+		wl_suggest_consider(&s, *known);
+	for (; more && *more; more++)
+		wl_suggest_consider(&s, *more);
+	meant = wl_suggest_result(&s);
+	if (meant)
+		wl_fail(ctx, kv->line, "unknown key '%s' in %s; did you mean '%s'?", kv->key,
+			sec->title, meant);
+	else
+		wl_fail(ctx, kv->line, "unknown key '%s' in %s", kv->key, sec->title);
+}
+
 /* Fail on the first key of @sec not in the NULL-terminated @allowed list. */
 static int check_known_keys(struct wl_ctx *ctx, const struct raw_section *sec,
 			    const char *const *allowed)
@@ -381,8 +91,7 @@ static int check_known_keys(struct wl_ctx *ctx, const struct raw_section *sec,
 		while (*a && strcmp(*a, sec->kv[i].key) != 0)
 			a++;
 		if (!*a) {
-			wl_fail(ctx, sec->kv[i].line, "unknown key '%s' in %s", sec->kv[i].key,
-				sec->title);
+			fail_unknown_key(ctx, sec, &sec->kv[i], allowed, NULL);
 			return -1;
 		}
 	}
@@ -416,7 +125,11 @@ static int key_u64(const struct keyctx *k, uint64_t min, uint64_t max, uint64_t 
 	char why[96];
 
 	if (wl_parse_u64(k->kv->value, out) != 0) {
-		key_fail(k, "expected a number");
+		bool too_large = errno == ERANGE;
+
+		if (too_large)
+			wl_too_large(why, sizeof(why), max, "");
+		key_fail(k, too_large ? why : "expected a number");
 		return -1;
 	}
 	if (*out < min || *out > max) {
@@ -430,8 +143,11 @@ static int key_u64(const struct keyctx *k, uint64_t min, uint64_t max, uint64_t 
 
 static int key_time(const struct keyctx *k, uint64_t *ns)
 {
-	if (wl_parse_time(k->kv->value, ns) != 0) {
-		key_fail(k, "expected a time such as 10s, 250ms, 2m");
+	char why[96];
+	int rc = wl_parse_time_max(k->kv->value, UINT64_MAX, ns, why, sizeof(why));
+
+	if (rc != 0) {
+		key_fail(k, rc == -2 ? why : "expected a time such as 10s, 250ms, 2m");
 		return -1;
 	}
 	if (*ns == 0) {
@@ -543,6 +259,21 @@ static void set_default_knobs(struct workload *wl)
 		wl->knobs[k] = wl_knob_info(k)->def;
 }
 
+/* The keys of [global] besides the knobs. */
+static const char *const global_keys[] = {
+	"description", "kernel", "detector", "thp_dirty", "scans", "time", "timeout", "seed", NULL
+};
+
+static void fail_unknown_global_key(const struct keyctx *k)
+{
+	const char *knobs[WL_KNOB_COUNT + 1];
+
+	for (int i = 0; i < WL_KNOB_COUNT; i++)
+		knobs[i] = wl_knob_info(i)->name;
+	knobs[WL_KNOB_COUNT] = NULL;
+	fail_unknown_key(k->ctx, k->sec, k->kv, global_keys, knobs);
+}
+
 static int global_key(const struct keyctx *k, struct workload *wl, bool *have_scans,
 		      bool *have_time)
 {
@@ -606,7 +337,7 @@ static int global_key(const struct keyctx *k, struct workload *wl, bool *have_sc
 			"themselves; use an [event] with action = run to change it");
 		return -1;
 	}
-	wl_fail(k->ctx, k->kv->line, "unknown key '%s' in [global]", key);
+	fail_unknown_global_key(k);
 	return -1;
 }
 
@@ -673,12 +404,14 @@ static int parse_global(struct wl_ctx *ctx, const struct raw_section *sec)
 
 /* --- processes ------------------------------------------------------------ */
 
-static long find_process(const struct workload *wl, const char *name)
+static bool same_process(const void *wl, size_t pos, const void *name)
 {
-	for (size_t i = 0; i < wl->nprocs; i++)
-		if (strcmp(wl->procs[i].name, name) == 0)
-			return (long)i;
-	return -1;
+	return strcmp(((const struct workload *)wl)->procs[pos].name, name) == 0;
+}
+
+static long find_process(const struct wl_ctx *ctx, const char *name)
+{
+	return wl_index_find(&ctx->procs, wl_index_hash(0, name), same_process, ctx->wl, name);
 }
 
 /* Index of the first process created by fork (the others come from regions). */
@@ -687,12 +420,20 @@ static size_t first_child(const struct workload *wl)
 	return wl->nprocs_initial;
 }
 
+/* A new process called @name (the caller checked it is new). */
 static long add_process(struct wl_ctx *ctx, const char *name, int parent, unsigned line)
 {
 	struct workload *wl = ctx->wl;
-	struct wl_process *grown = realloc(wl->procs, (wl->nprocs + 1) * sizeof(*grown));
+	struct wl_process *grown = wl->procs;
 
-	if (!grown) {
+	if (wl->nprocs == ctx->procs_cap) {
+		size_t cap = ctx->procs_cap ? 2 * ctx->procs_cap : 8;
+
+		grown = realloc(wl->procs, cap * sizeof(*grown));
+		if (grown)
+			ctx->procs_cap = cap;
+	}
+	if (!grown || wl_index_add(&ctx->procs, wl_index_hash(0, name), wl->nprocs) != 0) {
 		wl_fail(ctx, line, "out of memory");
 		return -1;
 	}
@@ -724,9 +465,11 @@ static int region_size(const struct keyctx *k, uint64_t *pages)
 {
 	uint64_t bytes;
 	char why[96];
+	int rc = wl_parse_size_max(k->kv->value, WL_MAX_REGION_PAGES * WL_PAGE_SIZE, &bytes, why,
+				   sizeof(why));
 
-	if (wl_parse_size(k->kv->value, &bytes) != 0) {
-		key_fail(k, "expected a size such as 4k, 100m, 2g or 1MiB");
+	if (rc != 0) {
+		key_fail(k, rc == -2 ? why : "expected a size such as 4k, 100m, 2g or 1MiB");
 		return -1;
 	}
 	if (bytes == 0 || bytes % WL_PAGE_SIZE != 0) {
@@ -734,12 +477,6 @@ static int region_size(const struct keyctx *k, uint64_t *pages)
 		return -1;
 	}
 	*pages = bytes / WL_PAGE_SIZE;
-	if (*pages > WL_MAX_REGION_PAGES) {
-		snprintf(why, sizeof(why), "larger than the %llu TiB limit",
-			 (unsigned long long)(WL_MAX_REGION_PAGES * WL_PAGE_SIZE >> 40));
-		key_fail(k, why);
-		return -1;
-	}
 	return 0;
 }
 
@@ -906,7 +643,7 @@ static int parse_region(struct wl_ctx *ctx, const struct raw_section *sec, struc
 	}
 	if (check_region_fill(ctx, sec, reg) != 0 || region_page_count(ctx, sec, reg) != 0)
 		return -1;
-	proc = find_process(ctx->wl, process);
+	proc = find_process(ctx, process);
 	if (proc < 0)
 		proc = add_process(ctx, process, -1, sec->line);
 	if (proc < 0)
@@ -915,38 +652,58 @@ static int parse_region(struct wl_ctx *ctx, const struct raw_section *sec, struc
 	return 0;
 }
 
-/* Every region of a prctl process must say so: the prctl covers them all. */
+/*
+ * Every region of a prctl process must say so: the prctl covers them all.
+ * Reported for the process of the first prctl region in file order that has
+ * another kind, at the first region of that other kind.
+ */
 static int check_prctl_processes(struct wl_ctx *ctx)
 {
 	const struct workload *wl = ctx->wl;
+	long *first_prctl = malloc(wl->nprocs * sizeof(long)),
+	     *first_other = malloc(wl->nprocs * sizeof(long));
+	int rc = 0;
 
-	for (size_t i = 0; i < wl->nregions; i++) {
-		const struct wl_region *a = &wl->regions[i];
-
-		if (a->merge != WL_MERGE_PRCTL)
-			continue;
-		for (size_t j = 0; j < wl->nregions; j++) {
-			const struct wl_region *b = &wl->regions[j];
-
-			if (b->process == a->process && b->merge != WL_MERGE_PRCTL) {
-				wl_fail(ctx, b->line, "[region %s] merge = %s, but region %s of the "
-					"same process %s uses prctl, which makes every region of "
-					"the process mergeable: say merge = prctl here too",
-					b->name, wl_merge_name(b->merge), a->name,
-					wl->procs[a->process].name);
-				return -1;
-			}
-		}
+	if (!first_prctl || !first_other) {
+		wl_fail(ctx, 0, "out of memory");
+		rc = -1;
+		goto out;
 	}
-	return 0;
+	for (size_t p = 0; p < wl->nprocs; p++)
+		first_prctl[p] = first_other[p] = -1;
+	for (size_t i = wl->nregions; i-- > 0;) {
+		if (wl->regions[i].merge == WL_MERGE_PRCTL)
+			first_prctl[wl->regions[i].process] = (long)i;
+		else
+			first_other[wl->regions[i].process] = (long)i;
+	}
+	for (size_t i = 0; i < wl->nregions; i++) {
+		const struct wl_region *a = &wl->regions[i], *b;
+
+		if (a->merge != WL_MERGE_PRCTL || first_other[a->process] < 0)
+			continue;
+		b = &wl->regions[first_other[a->process]];
+		wl_fail(ctx, b->line, "[region %s] merge = %s, but region %s of the same process "
+			"%s uses prctl, which makes every region of the process mergeable: say "
+			"merge = prctl here too", b->name, wl_merge_name(b->merge),
+			wl->regions[first_prctl[a->process]].name, wl->procs[a->process].name);
+		rc = -1;
+		break;
+	}
+out:
+	free(first_prctl);
+	free(first_other);
+	return rc;
 }
 
-static long find_region(const struct workload *wl, const char *name)
+static bool same_region(const void *wl, size_t pos, const void *name)
 {
-	for (size_t i = 0; i < wl->nregions; i++)
-		if (strcmp(wl->regions[i].name, name) == 0)
-			return (long)i;
-	return -1;
+	return strcmp(((const struct workload *)wl)->regions[pos].name, name) == 0;
+}
+
+static long find_region(const struct wl_ctx *ctx, const char *name)
+{
+	return wl_index_find(&ctx->regions, wl_index_hash(0, name), same_region, ctx->wl, name);
 }
 
 /* --- references shared by writers and events ---------------------------- */
@@ -960,7 +717,7 @@ static int resolve_target(struct wl_ctx *ctx, const struct raw_section *sec, lon
 	*region = -1;
 	*process = -1;
 	if (rkv) {
-		*region = find_region(ctx->wl, rkv->value);
+		*region = find_region(ctx, rkv->value);
 		if (*region < 0) {
 			wl_fail(ctx, rkv->line, "%s region = %s: no such region", sec->title,
 				rkv->value);
@@ -969,7 +726,7 @@ static int resolve_target(struct wl_ctx *ctx, const struct raw_section *sec, lon
 		*process = (long)ctx->wl->regions[*region].process;
 	}
 	if (pkv) {
-		*process = find_process(ctx->wl, pkv->value);
+		*process = find_process(ctx, pkv->value);
 		if (*process < 0) {
 			wl_fail(ctx, pkv->line, "%s process = %s: no such process", sec->title,
 				pkv->value);
@@ -1165,6 +922,13 @@ static const char *const *action_keys(enum wl_action action)
 	return exit_keys;
 }
 
+/* Every key an event may have, whatever its action. */
+static const char *const event_keys[] = {
+	"at", "action", "region", "process", "pages", "offset", "value", "child", "set", "run",
+	"expect", NULL
+};
+
+/* The keys of @sec (all known: check_known_keys() ran) that @action takes. */
 static int check_event_keys(struct wl_ctx *ctx, const struct raw_section *sec,
 			    enum wl_action action)
 {
@@ -1180,12 +944,8 @@ static int check_event_keys(struct wl_ctx *ctx, const struct raw_section *sec,
 			a++;
 		if (*a)
 			continue;
-		if (lookup_word(key, (const char *const[]){ "region", "process", "pages",
-				"offset", "value", "child", "set", "run", "expect", NULL }) >= 0)
-			wl_fail(ctx, sec->kv[i].line, "%s %s does not apply to action = %s",
-				sec->title, key, wl_action_name(action));
-		else
-			wl_fail(ctx, sec->kv[i].line, "unknown key '%s' in %s", key, sec->title);
+		wl_fail(ctx, sec->kv[i].line, "%s %s does not apply to action = %s", sec->title, key,
+			wl_action_name(action));
 		return -1;
 	}
 	return 0;
@@ -1276,7 +1036,7 @@ static int event_run(struct wl_ctx *ctx, const struct raw_section *sec, struct w
 		return -1;
 	}
 	if (wl_parse_u64(kv->value, &ev->run) != 0) {
-		key_fail(&k, "expected 0, 1 or 2");
+		key_fail(&k, errno == ERANGE ? "too large (at most 2)" : "expected 0, 1 or 2");
 		return -1;
 	}
 	if (ev->expect == WL_EXPECT_EBUSY || ev->expect == WL_EXPECT_ERANGE) {
@@ -1306,7 +1066,7 @@ static int event_fork(struct wl_ctx *ctx, const struct raw_section *sec, struct 
 		return -1;
 	}
 	/* declare_fork_children() named it already, from this very line */
-	child = find_process(ctx->wl, kv->value);
+	child = find_process(ctx, kv->value);
 	if (child < 0 || ctx->wl->procs[child].line != kv->line ||
 	    ctx->wl->procs[child].parent != -1 || (size_t)child < first_child(ctx->wl)) {
 		key_fail(&k, "a process of that name already exists");
@@ -1393,6 +1153,9 @@ static int parse_event(struct wl_ctx *ctx, const struct raw_section *sec, struct
 	snprintf(ev->name, sizeof(ev->name), "%s", sec->name);
 	ev->line = sec->line;
 	ev->region = -1;
+	/* a mistyped key first: "acton = write" is why action is missing */
+	if (check_known_keys(ctx, sec, event_keys) != 0)
+		return -1;
 	if (!action) {
 		wl_fail(ctx, sec->line, "%s needs action = write, merge, unmerge, unmap, fork, "
 			"exit, set or run", sec->title);
@@ -1466,6 +1229,12 @@ static int parse_regions(struct wl_ctx *ctx, const struct reader *r)
 			free(wl->regions[wl->nregions].groups);
 			return -1;
 		}
+		if (wl_index_add(&ctx->regions, wl_index_hash(0, r->sec[i].name),
+				 wl->nregions) != 0) {
+			free(wl->regions[wl->nregions].groups);
+			wl_fail(ctx, r->sec[i].line, "out of memory");
+			return -1;
+		}
 		wl->nregions++;
 	}
 	if (wl->nregions == 0) {
@@ -1492,7 +1261,7 @@ static int declare_fork_children(struct wl_ctx *ctx, const struct reader *r)
 
 		if (sec->kind != SEC_EVENT || !action || strcmp(action->value, "fork") != 0 || !child ||
 		    wl_parse_name(child->value, why, sizeof(why)) != 0 ||
-		    find_process(wl, child->value) >= 0)
+		    find_process(ctx, child->value) >= 0)
 			continue; /* parse_event() reports what is wrong */
 		if (add_process(ctx, child->value, -1, child->line) < 0)
 			return -1;
@@ -1586,84 +1355,63 @@ static struct workload *new_workload(const char *name)
 	return wl;
 }
 
+/* Both phases on the lines of @src, for a workload called @name. */
+static int parse_source(struct wl_source *src, const char *name, struct workload **out,
+			struct wl_error *err)
+{
+	struct wl_ctx ctx = { .err = err };
+	struct reader r = { .ctx = &ctx };
+	int rc = -1;
+
+	ctx.wl = new_workload(name);
+	if (!ctx.wl) {
+		wl_escape(err->text, sizeof(err->text), name);
+		snprintf(err->text + strlen(err->text), sizeof(err->text) - strlen(err->text),
+			 ": out of memory");
+		return -1;
+	}
+	if (wl_read(&r, src) != 0 || interpret(&ctx, &r) != 0)
+		goto out;
+	*out = ctx.wl;
+	ctx.wl = NULL;
+	rc = 0;
+out:
+	wl_read_free(&r);
+	wl_index_free(&ctx.regions);
+	wl_index_free(&ctx.procs);
+	wl_free(ctx.wl);
+	return rc;
+}
+
 int wl_parse_buffer(const char *text, size_t len, const char *name, struct workload **out,
 		    struct wl_error *err)
 {
-	struct wl_ctx ctx = { .err = err };
-	struct reader r = { .ctx = &ctx, .text = text, .len = len };
-	struct workload *wl;
+	struct wl_source src;
 
 	*out = NULL;
 	memset(err, 0, sizeof(*err));
-	wl = new_workload(name);
-	if (!wl) {
-		snprintf(err->text, sizeof(err->text), "%s: out of memory", name);
-		return -1;
-	}
-	ctx.wl = wl;
-	if (read_raw_sections(&r) != 0 || interpret(&ctx, &r) != 0)
-		goto fail;
-	free_raw(&r);
-	*out = wl;
-	return 0;
-fail:
-	free_raw(&r);
-	wl_free(wl);
-	return -1;
-}
-
-/* Read all of @f into a new buffer (NUL bytes included). */
-static int read_all(FILE *f, char **text, size_t *len)
-{
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-
-	if (!buf)
-		return -1;
-	for (;;) {
-		size_t got = fread(buf + n, 1, cap - n, f);
-
-		n += got;
-		if (n < cap)
-			break;
-		char *grown = realloc(buf, cap * 2);
-		if (!grown) {
-			free(buf);
-			return -1;
-		}
-		buf = grown;
-		cap *= 2;
-	}
-	if (ferror(f)) {
-		free(buf);
-		return -1;
-	}
-	*text = buf;
-	*len = n;
-	return 0;
+	wl_source_buffer(&src, text, len);
+	return parse_source(&src, name, out, err);
 }
 
 int wl_parse_file(const char *path, struct workload **out, struct wl_error *err)
 {
 	FILE *f = fopen(path, "rb");
-	char *text;
-	size_t len;
+	struct wl_source src;
+	char text[sizeof(err->text)];
 	int rc;
 
 	*out = NULL;
 	memset(err, 0, sizeof(*err));
 	if (!f) {
-		snprintf(err->text, sizeof(err->text), "%s: %s", path, strerror(errno));
+		snprintf(text, sizeof(text), "%s: %s", path, strerror(errno));
+		wl_escape(err->text, sizeof(err->text), text);
 		return -1;
 	}
-	rc = read_all(f, &text, &len);
-	if (rc != 0)
-		snprintf(err->text, sizeof(err->text), "%s: cannot read: %s", path, strerror(errno));
+	/* read in bounded chunks: a huge line or an endless file stops at once */
+	wl_source_stream(&src, f);
+	rc = parse_source(&src, path, out, err);
 	fclose(f);
-	if (rc != 0)
-		return -1;
-	rc = wl_parse_buffer(text, len, path, out, err);
-	free(text);
 	return rc;
 }
 

@@ -383,11 +383,16 @@ struct wl_step {
 size_t wl_steps_after_scan(const struct workload *wl, uint64_t scan,
 			   struct wl_step *steps, size_t max);
 
-/* Size helpers shared with the CLI: parse "4k", "100m", "2g", "1MiB" (base 2). */
+/*
+ * Number helpers shared with the CLI. Each takes the whole text and returns
+ * 0, or -1 with errno ERANGE when the number does not fit in 64 bits (too
+ * large) and EINVAL when the text is not such a number.
+ */
+/* Sizes: "4k", "100m", "2g", "1MiB" (base 2). */
 int wl_parse_size(const char *text, uint64_t *bytes);
-/* Parse "10s", "250ms", "2m", "1h", "500us", "7ns" (bare numbers are seconds). */
+/* Times: "10s", "250ms", "2m", "1h", "500us", "7ns" (bare numbers are seconds). */
 int wl_parse_time(const char *text, uint64_t *ns);
-/* Parse a decimal or 0x-hexadecimal unsigned number, the whole text. */
+/* A decimal or 0x-hexadecimal unsigned number. */
 int wl_parse_u64(const char *text, uint64_t *value);
 
 /* Line helpers for ksmkit's INI-like readers (workloads, model-checker
