@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "cli.h"
+#include "cli_output.h"
 
 #include <string.h>
 
@@ -291,21 +292,25 @@ static const char demo_usage[] =
 	"\n"
 	"Exit status: 0 nothing differs, 1 a workload differs or failed, 2 bad usage.\n";
 
+static const char *const plot_charts[] = { "counters", "sweep", NULL };
+
 const struct cli_command cli_commands[] = {
-	{ "lint", cmd_lint, "check workload files and print them normalized", lint_usage },
-	{ "sim", cmd_sim, "run a workload on the simulator and print its trace", sim_usage },
-	{ "run", cmd_run, "run a workload on this kernel's KSM, safely", run_usage },
+	{ "lint", cmd_lint, "check workload files and print them normalized", lint_usage, NULL },
+	{ "sim", cmd_sim, "run a workload on the simulator and print its trace", sim_usage, NULL },
+	{ "run", cmd_run, "run a workload on this kernel's KSM, safely", run_usage, NULL },
 	{ "compare", cmd_compare, "compare the simulator with this kernel, scan by scan",
-	  compare_usage },
+	  compare_usage, NULL },
 	{ "demo", cmd_demo, "compare every default workload, save traces and charts",
-	  demo_usage },
-	{ "check", cmd_check, "model-check the simulator on a small configuration", check_usage },
-	{ "plot", cmd_plot, "draw charts of traces and sweep results (PNG, SVG)", plot_usage },
+	  demo_usage, NULL },
+	{ "check", cmd_check, "model-check the simulator on a small configuration", check_usage,
+	  NULL },
+	{ "plot", cmd_plot, "draw charts of traces and sweep results (PNG, SVG)", plot_usage,
+	  plot_charts },
 	{ "sweep", cmd_sweep, "benchmark sweeps: kernel and simulator side by side",
-	  sweep_usage },
+	  sweep_usage, NULL },
 	{ "calibrate", cmd_calibrate, "measure the simulator's cost model on this machine",
-	  calibrate_usage },
-	{ NULL, NULL, NULL, NULL },
+	  calibrate_usage, NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 static void print_main_usage(FILE *out)
@@ -322,24 +327,53 @@ static void print_main_usage(FILE *out)
 		     "reason is printed).\n");
 }
 
-int main(int argc, char **argv)
+static bool is_help(const char *arg)
+{
+	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+/*
+ * `ksmkit CMD --help`, or for a command with subcommands `ksmkit CMD SUB
+ * --help`: --help alone. Anywhere else, the command's own parser refuses it.
+ */
+static bool asks_for_help(const struct cli_command *c, int argc, char **argv)
+{
+	if (argc == 2 && is_help(argv[1]))
+		return true;
+	if (argc != 3 || !is_help(argv[2]) || !c->subcommands)
+		return false;
+	for (const char *const *sub = c->subcommands; *sub; sub++)
+		if (strcmp(argv[1], *sub) == 0)
+			return true;
+	return false;
+}
+
+/* The top level's own options: --help and --version, each alone. */
+static int top_level_option(int argc, char **argv)
+{
+	if (argc > 2) {
+		cli_error("%s takes no arguments, not '%s' (see ksmkit --help)", argv[1], argv[2]);
+		return CLI_USAGE;
+	}
+	if (is_help(argv[1]))
+		print_main_usage(stdout);
+	else
+		printf("ksmkit %s\n", PACKAGE_VERSION);
+	return CLI_OK;
+}
+
+static int run_command(int argc, char **argv)
 {
 	if (argc < 2) {
 		print_main_usage(stderr);
 		return CLI_USAGE;
 	}
-	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-		print_main_usage(stdout);
-		return CLI_OK;
-	}
-	if (strcmp(argv[1], "--version") == 0) {
-		printf("ksmkit %s\n", PACKAGE_VERSION);
-		return CLI_OK;
-	}
+	if (is_help(argv[1]) || strcmp(argv[1], "--version") == 0)
+		return top_level_option(argc, argv);
 	for (const struct cli_command *c = cli_commands; c->name; c++) {
 		if (strcmp(argv[1], c->name) != 0)
 			continue;
-		if (cli_wants_help(argc - 1, argv + 1)) {
+		if (asks_for_help(c, argc - 1, argv + 1)) {
 			cli_print_usage(c, stdout);
 			return CLI_OK;
 		}
@@ -347,4 +381,10 @@ int main(int argc, char **argv)
 	}
 	cli_error("unknown command '%s' (see ksmkit --help)", argv[1]);
 	return CLI_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	cli_watch_stdout();
+	return cli_finish_stdout(run_command(argc, argv));
 }
