@@ -146,20 +146,34 @@ static void print_stats(const struct mc_config *cfg, const struct mc_result *res
 		       mc_mutant_doc(res->mutant));
 }
 
+/*
+ * The counterexample as a workload in @path. It is said in memory first: a
+ * trace the workload language cannot say touches no file (and no file is
+ * ever removed: -o /dev/stdout is a path too).
+ */
 static int write_counterexample(const struct mc_config *cfg, const struct mc_result *res,
 				const char *path)
 {
-	char why[512];
-	FILE *f = cli_output_open("check", path);
+	char why[512], *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len), *f;
+	int rc = -1;
 
-	if (!f)
-		return CLI_FAILED;
-	if (mc_trace_write_workload(cfg, res, f, why, sizeof(why)) != 0) {
-		fclose(f);
-		remove(path);
+	if (mem) {
+		rc = mc_trace_write_workload(cfg, res, mem, why, sizeof(why));
+		if (fclose(mem) != 0 && rc == 0)
+			rc = -1, snprintf(why, sizeof(why), "out of memory");
+	} else {
+		snprintf(why, sizeof(why), "out of memory");
+	}
+	if (rc != 0) {
 		cli_error("check: no workload file written: %s", why);
+		free(text);
 		return CLI_FAILED;
 	}
+	if ((f = cli_output_open("check", path)))
+		fwrite(text, 1, len, f);
+	free(text);
 	if (cli_output_close("check", f, path) != CLI_OK)
 		return CLI_FAILED;
 	if (!res->mutant)
