@@ -32,11 +32,13 @@ static const char sim_usage[] =
 	"  --csv          the trace as CSV (readable back by ksmkit compare)\n"
 	"  --json         the trace as JSON\n"
 	"  --per-batch    also a row after every ksmd batch\n"
-	"  -o FILE        write the trace to FILE instead of standard output\n"
+	"  -o FILE        write the trace to FILE instead of standard output (never\n"
+	"                 over the workload or the costs file)\n"
 	"  -q, --quiet    no progress line on stderr\n"
 	"\n"
 	"Exit status: 0 ok, 1 the run failed (a store answered otherwise than the\n"
-	"workload expects, or full scans stopped advancing), 2 bad usage or workload.\n";
+	"workload expects, or full scans stopped advancing) or the trace could not\n"
+	"be written, 2 bad usage or workload.\n";
 
 static const char run_usage[] =
 	"usage: ksmkit run FILE.wl [--csv|--json] [-o FILE] [-q|--quiet] [--force]\n"
@@ -62,7 +64,8 @@ static const char run_usage[] =
 	"\n"
 	"  --csv, --json      the trace as CSV or JSON (default: a table of the main\n"
 	"                     counters)\n"
-	"  -o, --output FILE  write the output to FILE instead of stdout\n"
+	"  -o, --output FILE  write the output to FILE instead of stdout (no output\n"
+	"                     file may be the workload, nor another output)\n"
 	"  -q, --quiet        no progress line (shown on a terminal after 2 s)\n"
 	"  --force            run although other processes use KSM (their pages then\n"
 	"                     count in every global counter)\n"
@@ -143,14 +146,18 @@ static const char check_usage[] =
 	"                      unless the configuration says search = dfs)\n"
 	"  --dfs DEPTH         depth-first, exploring DEPTH steps from the start at most\n"
 	"  -o FILE.wl          write the counterexample as a workload for ksmkit sim and\n"
-	"                      ksmkit run (when its user actions fall between full scans)\n"
+	"                      ksmkit run (when its user actions fall between full scans;\n"
+	"                      never over CONFIG)\n"
 	"  --max-states N      stop after N distinct states (then not exhaustive)\n"
 	"  -q, --quiet         no progress line on stderr\n"
 	"  --list-invariants   what each invariant checks, exactly\n"
 	"  --list-mutants      the seeded bugs --mutant selects\n"
 	"\n"
+	"The configuration's knobs obey the rules ksmkit lint applies to a workload's\n"
+	"(pages_to_scan = 0 is refused, for one).\n"
+	"\n"
 	"Exit status: 0 every invariant holds in every state explored, 1 a violation\n"
-	"(or no room to finish), 2 bad usage or configuration.\n";
+	"(or no room to finish, or a write error), 2 bad usage or configuration.\n";
 
 static const char plot_usage[] =
 	"usage: ksmkit plot counters TRACE.csv [TRACE2.csv] [-c COUNTER[,COUNTER...]]\n"
@@ -317,14 +324,18 @@ static void print_main_usage(FILE *out)
 {
 	fprintf(out, "usage: ksmkit COMMAND [ARGS...]\n"
 		     "       ksmkit COMMAND --help\n"
+		     "       ksmkit plot counters|sweep --help\n"
 		     "       ksmkit --version\n"
 		     "\n"
 		     "ksmkit is a lab for Linux KSM (Kernel Samepage Merging): one workload file\n"
 		     "drives a simulator and the real kernel. Commands:\n\n");
 	for (const struct cli_command *c = cli_commands; c->name; c++)
 		fprintf(out, "  %-10s %s\n", c->name, c->summary);
-	fprintf(out, "\nExit status: 0 ok, 1 failure, 2 bad usage or input, 77 skipped (the\n"
-		     "reason is printed).\n");
+	fprintf(out, "\nThe command line is strict: options that conflict, an option given twice,\n"
+		     "extra arguments, and --help with anything but the command (or plot's\n"
+		     "chart) are refused; no output path (-o) may name an input, even by a link.\n"
+		     "\nExit status: 0 ok, 1 failure (a write error included, on standard output\n"
+		     "too), 2 bad usage or input, 77 skipped (the reason is printed).\n");
 }
 
 static bool is_help(const char *arg)
