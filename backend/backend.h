@@ -223,7 +223,7 @@ struct kb_restore_report {
 	pid_t saver;     /* the guardian that saved them */
 	size_t nchanges; /* knobs that differed and were written back */
 	struct kb_knob_change change[KB_KNOBS_MAX];
-	char last_rescue[256]; /* the last line of KB_RESCUE_LOG, or "" */
+	char last_rescue[1024]; /* the last line of KB_RESCUE_LOG, or "" */
 };
 
 /*

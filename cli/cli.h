@@ -23,15 +23,13 @@ struct cli_command {
 	int (*run)(int argc, char **argv);
 	const char *summary; /* one line for `ksmkit --help` */
 	const char *usage;   /* full --help text */
+	const char *const *subcommands; /* NULL-terminated, e.g. plot's charts; or NULL */
 };
 
 extern const struct cli_command cli_commands[];
 
 /* "ksmkit: message" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* True when argv holds -h or --help (before any "--"). */
-bool cli_wants_help(int argc, char **argv);
 
 /* Print @cmd's usage to @out. */
 void cli_print_usage(const struct cli_command *cmd, FILE *out);

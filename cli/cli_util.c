@@ -1,11 +1,9 @@
 /*
- * cli_util.c - messages and --help detection shared by every ksmkit
- * subcommand.
+ * cli_util.c - the messages and usage text every ksmkit subcommand prints.
  */
 #include "cli.h"
 
 #include <stdarg.h>
-#include <string.h>
 
 void cli_error(const char *fmt, ...)
 {
@@ -16,17 +14,6 @@ void cli_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-bool cli_wants_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			return false;
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-			return true;
-	}
-	return false;
 }
 
 void cli_print_usage(const struct cli_command *cmd, FILE *out)

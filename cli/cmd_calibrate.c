@@ -5,8 +5,9 @@
  */
 #include "cli.h"
 #include "calib.h"
+#include "cli_args.h"
+#include "cli_output.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -58,18 +59,68 @@ static void print_fit(const struct calib_result *res, FILE *out)
 	fprintf(out, "# largest error %.1f%%\n", res->max_error * 100);
 }
 
+static const struct cli_opt calibrate_options[] = {
+	{ "output", 'o', true, 'o' },
+	{ "pages", 0, true, 'p' },
+	{ "runs", 0, true, 'r' },
+	{ "repeats", 0, true, 'R' },
+	{ "no-kernel", 0, false, 'n' },
+	{ "force", 0, false, 'f' },
+	{ "quiet", 'q', false, 'q' },
+	{ NULL, 0, false, 0 },
+};
+
+static const struct cli_rule calibrate_rules[] = {
+	{ CLI_EXCLUDES, "no-kernel force repeats", "--no-kernel runs the microbenchmarks only", 0,
+	  0, NULL },
+	{ 0, NULL, NULL, 0, 0, NULL },
+};
+
+static const struct cli_spec calibrate_spec = {
+	"calibrate", NULL, calibrate_options, calibrate_rules, 0, 0, "no arguments but options",
+};
+
+/* The options into @opt, @output and @quiet: 0, or CLI_USAGE (reported). */
+static int parse_args(int argc, char **argv, struct calib_options *opt, const char **output,
+		      bool *quiet)
+{
+	struct cli_args args;
+	const char *value;
+	long v;
+	int c;
+
+	if (cli_args_parse(&calibrate_spec, argc, argv, &args) != 0)
+		return CLI_USAGE;
+	while ((c = cli_args_next(&args, &value)) != -1) {
+		switch (c) {
+		case 'o': *output = value; break;
+		case 'p':
+			if (wl_parse_u64(value, &opt->pages) != 0 || opt->pages < 1000 ||
+			    opt->pages > 10000000) {
+				cli_error("calibrate: --pages wants 1000 to 10000000");
+				return CLI_USAGE;
+			}
+			break;
+		case 'r':
+			if (cli_number("calibrate", "--runs", value, 1, 101, &v) != 0)
+				return CLI_USAGE;
+			opt->runs = (unsigned)v;
+			break;
+		case 'R':
+			if (cli_number("calibrate", "--repeats", value, 1, 20, &v) != 0)
+				return CLI_USAGE;
+			opt->repeats = (unsigned)v;
+			break;
+		case 'n': opt->kernel = false; break;
+		case 'f': opt->force = true; break;
+		case 'q': *quiet = true; break;
+		}
+	}
+	return 0;
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "pages", required_argument, NULL, 'p' },
-		{ "runs", required_argument, NULL, 'r' },
-		{ "repeats", required_argument, NULL, 'R' },
-		{ "no-kernel", no_argument, NULL, 'n' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct calib_options opt;
 	struct calib_result res;
 	struct sim_config def;
@@ -77,43 +128,10 @@ int cmd_calibrate(int argc, char **argv)
 	bool quiet = false;
 	char err[512], comment[512];
 	FILE *f;
-	int c;
 
 	calib_options_init(&opt);
-	while ((c = getopt_long(argc, argv, "o:q", options, NULL)) != -1) {
-		switch (c) {
-		case 'o': output = optarg; break;
-		case 'p':
-			if (wl_parse_u64(optarg, &opt.pages) != 0 || opt.pages < 1000 ||
-			    opt.pages > 10000000) {
-				cli_error("calibrate: --pages wants 1000 to 10000000");
-				return CLI_USAGE;
-			}
-			break;
-		case 'r':
-			opt.runs = (unsigned)atoi(optarg);
-			if (opt.runs < 1 || opt.runs > 101) {
-				cli_error("calibrate: --runs wants 1 to 101");
-				return CLI_USAGE;
-			}
-			break;
-		case 'R':
-			opt.repeats = (unsigned)atoi(optarg);
-			if (opt.repeats < 1 || opt.repeats > 20) {
-				cli_error("calibrate: --repeats wants 1 to 20");
-				return CLI_USAGE;
-			}
-			break;
-		case 'n': opt.kernel = false; break;
-		case 'f': opt.force = true; break;
-		case 'q': quiet = true; break;
-		default: return CLI_USAGE;
-		}
-	}
-	if (optind != argc) {
-		cli_error("calibrate: unexpected argument '%s'", argv[optind]);
+	if (parse_args(argc, argv, &opt, &output, &quiet) != 0)
 		return CLI_USAGE;
-	}
 	opt.note = print_note;
 	opt.note_arg = &quiet;
 	if (calib_run(&opt, &res, err, sizeof(err)) != 0) {
@@ -128,9 +146,9 @@ int cmd_calibrate(int argc, char **argv)
 		 res.kernel_measured ? "microbenchmarks and a fit of the kernel's ksmd CPU time"
 				     : "microbenchmarks only (the kernel part did not run)",
 		 (unsigned long long)opt.pages);
-	f = fopen(output, "w");
-	if (!f || sim_costs_write(&res.costs, comment, f) != 0 || fclose(f) != 0) {
-		cli_error("calibrate: cannot write %s: %m", output);
+	if ((f = cli_output_open("calibrate", output)))
+		sim_costs_write(&res.costs, comment, f);
+	if (cli_output_close("calibrate", f, output) != CLI_OK) {
 		calib_result_free(&res);
 		return CLI_FAILED;
 	}

@@ -5,9 +5,10 @@
  * counterexample as a workload file for `ksmkit sim` and `ksmkit run`.
  */
 #include "cli.h"
+#include "cli_args.h"
+#include "cli_output.h"
 #include "mc.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,61 +51,73 @@ static int parse_count(const char *text, uint64_t *out)
 	return *end ? -1 : 0;
 }
 
+static const struct cli_opt check_options[] = {
+	{ "json", 0, false, 'j' },
+	{ "mutant", 0, true, 'm' },
+	{ "bfs", 0, false, 'b' },
+	{ "dfs", 0, true, 'd' },
+	{ "output", 'o', true, 'o' },
+	{ "max-states", 0, true, 'M' },
+	{ "quiet", 'q', false, 'q' },
+	{ "list-mutants", 0, false, 'L' },
+	{ "list-invariants", 0, false, 'I' },
+	{ NULL, 0, false, 0 },
+};
+
+static const struct cli_rule check_rules[] = {
+	{ CLI_ALONE, "list-mutants list-invariants", NULL, 0, 0, NULL },
+	{ CLI_AT_MOST_ONE, "bfs dfs", NULL, 0, 0, NULL },
+	{ 0, NULL, NULL, 0, 0, NULL },
+};
+
+static const struct cli_spec check_spec = {
+	"check", NULL, check_options, check_rules, 1, 1, "exactly one configuration file",
+};
+
 /* 1: handled (listing), 0: go on, -1: bad usage */
 static int parse_args(int argc, char **argv, struct check_args *a)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "mutant", required_argument, NULL, 'm' },
-		{ "bfs", no_argument, NULL, 'b' },
-		{ "dfs", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "max-states", required_argument, NULL, 'M' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "list-mutants", no_argument, NULL, 'L' },
-		{ "list-invariants", no_argument, NULL, 'I' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_args args;
+	struct cli_file output = { "-o", NULL }, config = { "the configuration", NULL };
+	const char *value;
 	int c, m;
 
-	while ((c = getopt_long(argc, argv, "o:q", options, NULL)) != -1) {
+	if (cli_args_parse(&check_spec, argc, argv, &args) != 0)
+		return -1;
+	while ((c = cli_args_next(&args, &value)) != -1) {
 		switch (c) {
 		case 'j': a->json = true; break;
-		case 'o': a->output = optarg; break;
+		case 'o': a->output = value; break;
 		case 'q': a->quiet = true; break;
 		case 'b': a->opt.search = MC_SEARCH_BFS; break;
 		case 'L': return list_mutants() == CLI_OK ? 1 : -1;
 		case 'I': return list_invariants() == CLI_OK ? 1 : -1;
 		case 'm':
-			if ((m = mc_mutant_lookup(optarg)) < 0) {
-				cli_error("check: no mutant '%s' (ksmkit check --list-mutants)", optarg);
+			if ((m = mc_mutant_lookup(value)) < 0) {
+				cli_error("check: no mutant '%s' (ksmkit check --list-mutants)", value);
 				return -1;
 			}
 			a->opt.mutant = (unsigned)m;
 			break;
 		case 'd':
 			a->opt.search = MC_SEARCH_DFS;
-			if (parse_count(optarg, &a->opt.depth) != 0 || !a->opt.depth) {
-				cli_error("check: --dfs needs a depth bound above 0, not '%s'", optarg);
+			if (parse_count(value, &a->opt.depth) != 0 || !a->opt.depth) {
+				cli_error("check: --dfs needs a depth bound above 0, not '%s'", value);
 				return -1;
 			}
 			break;
 		case 'M':
-			if (parse_count(optarg, &a->opt.max_states) != 0) {
-				cli_error("check: --max-states needs a number, not '%s'", optarg);
+			if (parse_count(value, &a->opt.max_states) != 0) {
+				cli_error("check: --max-states needs a number, not '%s'", value);
 				return -1;
 			}
 			break;
-		default:
-			return -1;
 		}
 	}
-	if (optind != argc - 1) {
-		cli_error("check: give exactly one configuration file (see ksmkit check --help)");
-		return -1;
-	}
-	a->config = argv[optind];
-	return 0;
+	a->config = args.operand[0];
+	output.path = a->output;
+	config.path = a->config;
+	return cli_check_outputs("check", &output, 1, &config, 1) == 0 ? 0 : -1;
 }
 
 static void print_stats(const struct mc_config *cfg, const struct mc_result *res)
@@ -133,26 +146,36 @@ static void print_stats(const struct mc_config *cfg, const struct mc_result *res
 		       mc_mutant_doc(res->mutant));
 }
 
+/*
+ * The counterexample as a workload in @path. It is said in memory first: a
+ * trace the workload language cannot say touches no file (and no file is
+ * ever removed: -o /dev/stdout is a path too).
+ */
 static int write_counterexample(const struct mc_config *cfg, const struct mc_result *res,
 				const char *path)
 {
-	char why[512];
-	FILE *f = fopen(path, "w");
+	char why[512], *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len), *f;
+	int rc = -1;
 
-	if (!f) {
-		cli_error("check: cannot write %s: %m", path);
-		return CLI_FAILED;
+	if (mem) {
+		rc = mc_trace_write_workload(cfg, res, mem, why, sizeof(why));
+		if (fclose(mem) != 0 && rc == 0)
+			rc = -1, snprintf(why, sizeof(why), "out of memory");
+	} else {
+		snprintf(why, sizeof(why), "out of memory");
 	}
-	if (mc_trace_write_workload(cfg, res, f, why, sizeof(why)) != 0) {
-		fclose(f);
-		remove(path);
+	if (rc != 0) {
 		cli_error("check: no workload file written: %s", why);
+		free(text);
 		return CLI_FAILED;
 	}
-	if (fclose(f) != 0) {
-		cli_error("check: cannot write %s: %m", path);
+	if ((f = cli_output_open("check", path)))
+		fwrite(text, 1, len, f);
+	free(text);
+	if (cli_output_close("check", f, path) != CLI_OK)
 		return CLI_FAILED;
-	}
 	if (!res->mutant)
 		fprintf(stderr, "ksmkit check: counterexample written to %s (replay: ksmkit sim %s)\n",
 			path, path);

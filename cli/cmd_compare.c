@@ -12,9 +12,10 @@
  * still printed, with the reason).
  */
 #include "cli.h"
+#include "cli_args.h"
 #include "cli_engines.h"
+#include "cli_output.h"
 
-#include <getopt.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,30 +26,19 @@ struct compare_args {
 	struct sim_costs costs;
 };
 
-static int open_output(const char *path, FILE **out)
-{
-	*out = stdout;
-	if (path && !(*out = fopen(path, "w"))) {
-		cli_error("compare: cannot write %s: %m", path);
-		return CLI_FAILED;
-	}
-	return CLI_OK;
-}
-
 static int report(const struct trace *a, const struct trace *b, const struct cmp_report *rep,
 		  const struct compare_args *args, const char *name_a, const char *name_b)
 {
-	FILE *out;
-	int rc = open_output(args->output, &out);
+	FILE *out = cli_output_open("compare", args->output);
 
-	if (rc != CLI_OK)
-		return rc;
+	if (!out)
+		return CLI_FAILED;
 	if (args->json)
 		cmp_write_json(a, b, rep, out);
 	else
 		cmp_write_table(a, b, rep, name_a, name_b, out);
-	if (out != stdout)
-		fclose(out);
+	if (cli_output_close("compare", out, args->output) != CLI_OK)
+		return CLI_FAILED;
 	return cmp_report_equal(rep) ? CLI_OK : CLI_FAILED;
 }
 
@@ -101,14 +91,14 @@ static int sim_side_only(const struct engine_run *sim, const char *why, const st
 	FILE *out;
 
 	cli_error("compare: the kernel side was skipped: %s", why);
-	if (open_output(args->output, &out) != CLI_OK)
+	if (!(out = cli_output_open("compare", args->output)))
 		return CLI_FAILED;
 	if (args->json)
 		trace_write_json(sim->trace, out);
 	else
 		cli_print_trace(sim->trace, "the simulator (kernel side skipped)", out);
-	if (out != stdout)
-		fclose(out);
+	if (cli_output_close("compare", out, args->output) != CLI_OK)
+		return CLI_FAILED;
 	return CLI_SKIPPED;
 }
 
@@ -212,50 +202,70 @@ out:
 	return rc;
 }
 
+static const struct cli_opt compare_options[] = {
+	{ "json", 0, false, 'j' },
+	{ "sim-only", 0, false, 's' },
+	{ "force", 0, false, 'f' },
+	{ "output", 'o', true, 'o' },
+	{ "quiet", 'q', false, 'q' },
+	{ "costs", 0, true, 'C' },
+	{ "guest", 0, true, 'G' },
+	{ NULL, 0, false, 0 },
+};
+
+#define SAVED_ONLY "--sim-only compares saved traces and runs nothing"
+
+static const struct cli_rule compare_rules[] = {
+	{ CLI_EXCLUDES, "sim-only guest force costs", SAVED_ONLY, 0, 0, NULL },
+	{ CLI_AT_MOST_ONE, "guest force", "a guest never touches this machine's KSM", 0, 0, NULL },
+	{ CLI_OPERANDS, "sim-only", NULL, 2, 2, "two saved traces (CSV)" },
+	{ 0, NULL, NULL, 0, 0, NULL },
+};
+
+static const struct cli_spec compare_spec = {
+	"compare", NULL, compare_options, compare_rules, 1, 1, "exactly one workload file",
+};
+
+/* -o onto none of the inputs: the workload and costs, or the two traces. */
+static int check_output(const struct compare_args *args, const struct cli_args *parsed,
+			const char *costs)
+{
+	const struct cli_file output = { "-o", args->output };
+	struct cli_file inputs[2] = { { "the workload", parsed->operand[0] },
+				      { "the costs file", costs } };
+
+	if (args->saved) {
+		inputs[0].what = inputs[1].what = "the trace";
+		inputs[1].path = parsed->operand[1];
+	}
+	return cli_check_outputs("compare", &output, 1, inputs, 2);
+}
+
 int cmd_compare(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "sim-only", no_argument, NULL, 's' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "costs", required_argument, NULL, 'C' },
-		{ "guest", required_argument, NULL, 'G' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct compare_args args = { 0 };
-	const char *costs = NULL;
+	struct cli_args parsed;
+	const char *costs = NULL, *value;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "o:q", options, NULL)) != -1) {
+	if (cli_args_parse(&compare_spec, argc, argv, &parsed) != 0)
+		return CLI_USAGE;
+	while ((c = cli_args_next(&parsed, &value)) != -1) {
 		switch (c) {
 		case 'j': args.json = true; break;
 		case 's': args.saved = true; break;
 		case 'f': args.force = true; break;
-		case 'o': args.output = optarg; break;
+		case 'o': args.output = value; break;
 		case 'q': args.quiet = true; break;
-		case 'C': costs = optarg; break;
-		case 'G': args.guest = optarg; break;
-		default: return CLI_USAGE;
+		case 'C': costs = value; break;
+		case 'G': args.guest = value; break;
 		}
 	}
+	if (check_output(&args, &parsed, costs) != 0)
+		return CLI_USAGE;
+	if (args.saved)
+		return compare_saved(parsed.operand[0], parsed.operand[1], &args);
 	if (engines_load_costs(costs, &args.costs) != 0)
 		return CLI_USAGE;
-	if (args.saved && args.guest) {
-		cli_error("compare: --guest runs a workload; --sim-only compares saved traces");
-		return CLI_USAGE;
-	}
-	if (args.saved) {
-		if (argc - optind != 2) {
-			cli_error("compare: --sim-only takes two saved traces (CSV)");
-			return CLI_USAGE;
-		}
-		return compare_saved(argv[optind], argv[optind + 1], &args);
-	}
-	if (argc - optind != 1) {
-		cli_error("compare: give exactly one workload file (see ksmkit compare --help)");
-		return CLI_USAGE;
-	}
-	return compare_workload(argv[optind], &args);
+	return compare_workload(parsed.operand[0], &args);
 }

@@ -11,11 +11,12 @@
  */
 #include "config.h"
 #include "cli.h"
+#include "cli_args.h"
 #include "cli_engines.h"
+#include "cli_output.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,6 +32,7 @@ struct demo {
 	struct sim_costs costs;
 	bool force, quiet;
 	unsigned matched, within, differed, sim_only, failed;
+	unsigned unwritten;     /* traces and charts that could not be written */
 };
 
 /* --- the default set ---------------------------------------------------------- */
@@ -90,23 +92,32 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static void save_trace(const struct demo *d, const char *name, const char *side,
+/* Where a workload's output of @kind ("sim.csv", "png") goes. */
+static void output_path(const struct demo *d, const char *name, const char *kind, char *path,
+			size_t len)
+{
+	snprintf(path, len, "%s/%.*s.%s", d->outdir, (int)(strlen(name) - 3), name, kind);
+}
+
+static void save_trace(struct demo *d, const char *name, const char *side,
 		       const struct trace *t)
 {
-	char path[4096];
+	char path[4096], kind[32];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%.*s.%s.csv", d->outdir,
-		 (int)(strlen(name) - 3), name, side);
-	f = fopen(path, "w");
-	if (!f || trace_write_csv(t, f) != 0)
-		cli_error("demo: cannot write %s: %s", path, strerror(errno));
-	if (f)
-		fclose(f);
+	snprintf(kind, sizeof(kind), "%s.csv", side);
+	output_path(d, name, kind, path, sizeof(path));
+	if (!(f = cli_output_open("demo", path))) {
+		d->unwritten++;
+		return;
+	}
+	trace_write_csv(t, f);
+	if (cli_output_close("demo", f, path) != CLI_OK)
+		d->unwritten++;
 }
 
 #ifdef HAVE_PLOT
-static void save_chart(const struct demo *d, const char *name, const struct trace *sim,
+static void save_chart(struct demo *d, const char *name, const struct trace *sim,
 		       const struct trace *kernel)
 {
 	static const int counters[] = { TRACE_PAGES_SHARED, TRACE_PAGES_SHARING,
@@ -117,7 +128,7 @@ static void save_chart(const struct demo *d, const char *name, const struct trac
 
 	if (!c)
 		return;
-	snprintf(path, sizeof(path), "%s/%.*s.png", d->outdir, (int)(strlen(name) - 3), name);
+	output_path(d, name, "png", path, sizeof(path));
 	snprintf(title, sizeof(title), "%s: simulator (solid) vs kernel (dashed)", name);
 	if (plot_add_trace_counters(c, sim, kernel ? "sim" : NULL, counters, 4, PLOT_SOLID, err,
 				    sizeof(err)) == 0 &&
@@ -125,12 +136,14 @@ static void save_chart(const struct demo *d, const char *name, const struct trac
 						sizeof(err)) == 0) &&
 	    plot_set_labels(c, kernel ? title : name, "full scans", "pages", err, sizeof(err)) == 0)
 		rc = plot_write(c, path, 800, 500, err, sizeof(err));
-	if (rc != 0)
+	if (rc != 0) {
 		cli_error("demo: chart %s: %s", path, err);
+		d->unwritten++;
+	}
 	plot_free(c);
 }
 #else
-static void save_chart(const struct demo *d, const char *name, const struct trace *sim,
+static void save_chart(struct demo *d, const char *name, const struct trace *sim,
 		       const struct trace *kernel)
 {
 	(void)d, (void)name, (void)sim, (void)kernel; /* plots: not built */
@@ -307,45 +320,89 @@ out:
 	return rc;
 }
 
+static const struct cli_opt demo_options[] = {
+	{ "output", 'o', true, 'o' },
+	{ "force", 0, false, 'f' },
+	{ "quiet", 'q', false, 'q' },
+	{ "costs", 0, true, 'C' },
+	{ "guest", 0, true, 'G' },
+	{ NULL, 0, false, 0 },
+};
+
+static const struct cli_rule demo_rules[] = {
+	{ CLI_AT_MOST_ONE, "guest force", "a guest never touches this machine's KSM", 0, 0, NULL },
+	{ 0, NULL, NULL, 0, 0, NULL },
+};
+
+static const struct cli_spec demo_spec = {
+	"demo", NULL, demo_options, demo_rules, 0, -1, "workload files, or none",
+};
+
+/* No trace or chart written over a workload or the costs file (links included). */
+static int check_outputs(const struct demo *d, char **list, size_t n, const char *costs)
+{
+	static const char *const kinds[] = { "sim.csv", "kernel.csv", "guest.csv", "png" };
+	struct cli_file *inputs = calloc(n + 1, sizeof(*inputs));
+	char paths[4][4096];
+	int rc = 0;
+
+	if (!inputs) {
+		cli_error("demo: out of memory");
+		return CLI_FAILED;
+	}
+	for (size_t i = 0; i < n; i++)
+		inputs[i] = (struct cli_file){ "the workload", list[i] };
+	inputs[n] = (struct cli_file){ "the costs file", costs };
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct cli_file outputs[4];
+
+		for (size_t k = 0; k < 4; k++) {
+			output_path(d, base_name(list[i]), kinds[k], paths[k], sizeof(paths[k]));
+			outputs[k] = (struct cli_file){ "the output", paths[k] };
+		}
+		rc = cli_check_outputs("demo", outputs, 4, inputs, n + 1);
+	}
+	free(inputs);
+	return rc;
+}
+
 int cmd_demo(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "costs", required_argument, NULL, 'C' },
-		{ "guest", required_argument, NULL, 'G' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct demo d = { .outdir = "ksmkit-demo" };
-	const char *costs = NULL;
+	struct cli_args args;
+	const char *costs = NULL, *value;
 	char **list = NULL;
 	size_t n = 0;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "o:q", options, NULL)) != -1) {
+	if (cli_args_parse(&demo_spec, argc, argv, &args) != 0)
+		return CLI_USAGE;
+	while ((c = cli_args_next(&args, &value)) != -1) {
 		switch (c) {
-		case 'o': d.outdir = optarg; break;
+		case 'o': d.outdir = value; break;
 		case 'f': d.force = true; break;
 		case 'q': d.quiet = true; break;
-		case 'C': costs = optarg; break;
-		case 'G': d.guest = optarg; break;
-		default: return CLI_USAGE;
+		case 'C': costs = value; break;
+		case 'G': d.guest = value; break;
 		}
 	}
 	if (engines_load_costs(costs, &d.costs) != 0)
 		return CLI_USAGE;
-	if (optind < argc) {
-		list = argv + optind;
-		n = (size_t)(argc - optind);
+	if (args.noperands) {
+		list = args.operand;
+		n = (size_t)args.noperands;
 	} else if (!(list = default_set(&n)) || n == 0) {
 		cli_error("demo: no workloads: neither ./workloads nor %s/workloads has any",
 			  PKGDATADIR);
+		free(list);
 		return CLI_USAGE;
 	}
+	if ((rc = check_outputs(&d, list, n, costs)) != 0)
+		goto out;
 	if (mkdir(d.outdir, 0777) != 0 && errno != EEXIST) {
 		cli_error("demo: cannot create %s: %s", d.outdir, strerror(errno));
-		return CLI_FAILED;
+		rc = CLI_FAILED;
+		goto out;
 	}
 	printf("# ksmkit demo: %zu workloads on the simulator and %s; traces and "
 	       "charts in %s/\n", n, d.guest ? "a qemu NUMA guest's kernel" : "this kernel",
@@ -356,9 +413,11 @@ int cmd_demo(int argc, char **argv)
 	}
 	printf("# %u match, %u within tolerance, %u differ, %u simulator only, %u failed\n",
 	       d.matched, d.within, d.differed, d.sim_only, d.failed);
-	rc = d.differed || d.failed ? CLI_FAILED : CLI_OK;
+	if (d.unwritten)
+		cli_error("demo: %u trace(s) or chart(s) could not be written", d.unwritten);
+	rc = d.differed || d.failed || d.unwritten ? CLI_FAILED : CLI_OK;
 out:
-	if (optind >= argc) {
+	if (!args.noperands) {
 		for (size_t i = 0; i < n; i++)
 			free(list[i]);
 		free(list);

@@ -1,12 +1,12 @@
 /*
  * cmd_lint.c - `ksmkit lint`: validate workload files and print them
  * normalized. Every file is checked even after a bad one, so one run reports
- * each file's first problem.
+ * each file's first problem. The normalized text goes to standard output,
+ * whose write errors main reports once, at exit (exit status 1).
  */
 #include "cli.h"
+#include "cli_args.h"
 #include "workload.h"
-
-#include <getopt.h>
 
 static int lint_one(const char *path, bool quiet, bool several)
 {
@@ -20,40 +20,34 @@ static int lint_one(const char *path, bool quiet, bool several)
 	if (!quiet) {
 		if (several)
 			printf("; ---- %s\n", path);
-		if (wl_print(wl, stdout) != 0) {
-			cli_error("lint: cannot write output");
-			wl_free(wl);
-			return CLI_FAILED;
-		}
+		wl_print(wl, stdout); /* a write error: main reports it, at exit */
 	}
 	wl_free(wl);
 	return CLI_OK;
 }
 
+static const struct cli_opt lint_options[] = {
+	{ "quiet", 'q', false, 'q' },
+	{ NULL, 0, false, 0 },
+};
+
+static const struct cli_spec lint_spec = {
+	"lint", NULL, lint_options, NULL, 1, -1, "one or more workload files",
+};
+
 int cmd_lint(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "quiet", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_args args;
+	const char *value;
 	bool quiet = false;
-	int opt, status = CLI_OK;
+	int status = CLI_OK;
 
-	while ((opt = getopt_long(argc, argv, "q", options, NULL)) != -1) {
-		switch (opt) {
-		case 'q':
-			quiet = true;
-			break;
-		default:
-			return CLI_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		cli_error("lint: no workload file given (see ksmkit lint --help)");
+	if (cli_args_parse(&lint_spec, argc, argv, &args) != 0)
 		return CLI_USAGE;
-	}
-	for (int i = optind; i < argc; i++) {
-		int rc = lint_one(argv[i], quiet, argc - optind > 1);
+	while (cli_args_next(&args, &value) == 'q')
+		quiet = true;
+	for (int i = 0; i < args.noperands; i++) {
+		int rc = lint_one(args.operand[i], quiet, args.noperands > 1);
 
 		if (rc > status)
 			status = rc;

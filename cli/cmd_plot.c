@@ -21,10 +21,11 @@ int cmd_plot(int argc, char **argv)
 #else
 
 #include "../plots/plot.h"
+#include "cli_args.h"
+#include "cli_output.h"
 #include "trace.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -72,18 +73,6 @@ static int check_output(const char *kind, const struct image_options *img)
 		return -1;
 	}
 	return 0;
-}
-
-/* getopt's answer for an option it does not know or one without its value. */
-static int bad_option(const char *kind, int opt, int argc, char **argv)
-{
-	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
-
-	if (opt == ':')
-		cli_error("plot %s: option %s needs a value", kind, arg);
-	else
-		cli_error("plot %s: bad option '%s' (see ksmkit plot --help)", kind, arg);
-	return CLI_USAGE;
 }
 
 /* Check @c, then draw it: exit status 2 for a chart that cannot be drawn, 1 for a write error. */
@@ -227,49 +216,65 @@ static int build_counters_chart(struct plot_chart *c, struct trace *const *t, ch
 	return CLI_OK;
 }
 
+static const struct cli_opt counters_options[] = {
+	{ "counters", 'c', true, 'c' },
+	{ "output", 'o', true, 'o' },
+	{ "title", 0, true, 't' },
+	{ "size", 0, true, 's' },
+	{ NULL, 0, false, 0 },
+};
+
+static const struct cli_spec counters_spec = {
+	"plot counters", "plot", counters_options, NULL, 1, MAX_TRACES, "one or two trace files",
+};
+
+/* The image is none of the inputs (-o x.png may be a link to a trace). */
+static int check_image(const char *kind, const struct image_options *img,
+		       const struct cli_args *args)
+{
+	const struct cli_file output = { "-o", img->output };
+	struct cli_file inputs[MAX_TRACES];
+
+	for (int i = 0; i < args->noperands && i < MAX_TRACES; i++)
+		inputs[i] = (struct cli_file){ "the input", args->operand[i] };
+	return cli_check_outputs(kind, &output, 1, inputs,
+				 (size_t)(args->noperands < MAX_TRACES ? args->noperands : MAX_TRACES));
+}
+
 static int plot_counters(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "counters", required_argument, NULL, 'c' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "title", required_argument, NULL, 't' },
-		{ "size", required_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct image_options img = { .width = DEFAULT_WIDTH, .height = DEFAULT_HEIGHT };
 	int counter[TRACE_COUNTER_COUNT];
 	size_t ncounters = sizeof(default_counters) / sizeof(default_counters[0]);
 	struct trace *t[MAX_TRACES] = { NULL, NULL };
 	struct plot_chart *c = NULL;
+	struct cli_args args;
+	const char *value;
 	size_t ntraces;
 	int opt, rc = CLI_USAGE;
 
 	memcpy(counter, default_counters, sizeof(default_counters));
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":c:o:", options, NULL)) != -1) {
+	if (cli_args_parse(&counters_spec, argc, argv, &args) != 0)
+		return CLI_USAGE;
+	while ((opt = cli_args_next(&args, &value)) != -1) {
 		switch (opt) {
 		case 'c':
-			if (parse_counters(optarg, counter, &ncounters) < 0)
+			if (parse_counters(value, counter, &ncounters) < 0)
 				return CLI_USAGE;
 			break;
-		case 'o': img.output = optarg; break;
-		case 't': img.title = optarg; break;
+		case 'o': img.output = value; break;
+		case 't': img.title = value; break;
 		case 's':
-			if (parse_size(optarg, &img.width, &img.height) < 0)
+			if (parse_size(value, &img.width, &img.height) < 0)
 				return CLI_USAGE;
 			break;
-		default: return bad_option("counters", opt, argc, argv);
 		}
 	}
-	ntraces = (size_t)(argc - optind);
-	if (ntraces < 1 || ntraces > MAX_TRACES) {
-		cli_error("plot counters: give one or two trace files (see ksmkit plot --help)");
-		return CLI_USAGE;
-	}
-	if (check_output("counters", &img) < 0)
+	ntraces = (size_t)args.noperands;
+	if (check_output("counters", &img) < 0 || check_image("plot counters", &img, &args) != 0)
 		return CLI_USAGE;
 	for (size_t i = 0; i < ntraces; i++)
-		if (!(t[i] = read_trace(argv[optind + (int)i])))
+		if (!(t[i] = read_trace(args.operand[i])))
 			goto out;
 	c = plot_new(PLOT_LINES);
 	if (!c) {
@@ -277,7 +282,7 @@ static int plot_counters(int argc, char **argv)
 		rc = CLI_FAILED;
 		goto out;
 	}
-	rc = build_counters_chart(c, t, argv + optind, ntraces, counter, ncounters, img.title);
+	rc = build_counters_chart(c, t, args.operand, ntraces, counter, ncounters, img.title);
 	if (rc == CLI_OK)
 		rc = draw_chart("counters", c, &img);
 out:
@@ -311,61 +316,64 @@ static int read_sweep(const char *path, struct plot_chart *c)
 	return rc;
 }
 
+static const struct cli_opt sweep_options[] = {
+	{ "output", 'o', true, 'o' },
+	{ "title", 0, true, 't' },
+	{ "xlabel", 0, true, 'x' },
+	{ "ylabel", 0, true, 'y' },
+	{ "logx", 0, false, 'X' },
+	{ "logy", 0, false, 'Y' },
+	{ "bars", 0, false, 'b' },
+	{ "size", 0, true, 's' },
+	{ NULL, 0, false, 0 },
+};
+
+static const struct cli_rule sweep_rules[] = {
+	{ CLI_AT_MOST_ONE, "bars logx", "bars are groups, evenly spaced", 0, 0, NULL },
+	{ 0, NULL, NULL, 0, 0, NULL },
+};
+
+static const struct cli_spec sweep_spec = {
+	"plot sweep", "plot", sweep_options, sweep_rules, 1, 1, "exactly one results file",
+};
+
 static int plot_sweep(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "title", required_argument, NULL, 't' },
-		{ "xlabel", required_argument, NULL, 'x' },
-		{ "ylabel", required_argument, NULL, 'y' },
-		{ "logx", no_argument, NULL, 'X' },
-		{ "logy", no_argument, NULL, 'Y' },
-		{ "bars", no_argument, NULL, 'b' },
-		{ "size", required_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct image_options img = { .width = DEFAULT_WIDTH, .height = DEFAULT_HEIGHT };
 	struct sweep_options so = { .xlabel = "x", .ylabel = "median, error bars min to max" };
 	struct plot_chart *c = NULL;
+	struct cli_args args;
+	const char *value;
 	char err[512];
 	int opt, rc = CLI_USAGE;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:", options, NULL)) != -1) {
+	if (cli_args_parse(&sweep_spec, argc, argv, &args) != 0)
+		return CLI_USAGE;
+	while ((opt = cli_args_next(&args, &value)) != -1) {
 		switch (opt) {
-		case 'o': img.output = optarg; break;
-		case 't': img.title = optarg; break;
-		case 'x': so.xlabel = optarg; break;
-		case 'y': so.ylabel = optarg; break;
+		case 'o': img.output = value; break;
+		case 't': img.title = value; break;
+		case 'x': so.xlabel = value; break;
+		case 'y': so.ylabel = value; break;
 		case 'X': so.logx = true; break;
 		case 'Y': so.logy = true; break;
 		case 'b': so.bars = true; break;
 		case 's':
-			if (parse_size(optarg, &img.width, &img.height) < 0)
+			if (parse_size(value, &img.width, &img.height) < 0)
 				return CLI_USAGE;
 			break;
-		default: return bad_option("sweep", opt, argc, argv);
 		}
 	}
-	if (optind != argc - 1) {
-		cli_error("plot sweep: give exactly one results file (see ksmkit plot --help)");
+	if (check_output("sweep", &img) < 0 || check_image("plot sweep", &img, &args) != 0)
 		return CLI_USAGE;
-	}
-	if (check_output("sweep", &img) < 0)
-		return CLI_USAGE;
-	if (so.bars && so.logx) {
-		cli_error("plot sweep: --bars and --logx do not go together (bars are groups, "
-			  "evenly spaced)");
-		return CLI_USAGE;
-	}
 	c = plot_new(so.bars ? PLOT_BARS : PLOT_LINES);
 	if (!c) {
 		cli_error("plot sweep: out of memory");
 		return CLI_FAILED;
 	}
-	if (read_sweep(argv[optind], c) < 0)
+	if (read_sweep(args.operand[0], c) < 0)
 		goto out;
-	if (plot_set_labels(c, img.title ? img.title : base_name(argv[optind]), so.xlabel,
+	if (plot_set_labels(c, img.title ? img.title : base_name(args.operand[0]), so.xlabel,
 			    so.ylabel, err, sizeof(err)) < 0) {
 		cli_error("plot sweep: %s", err);
 		goto out;
@@ -388,6 +396,10 @@ int cmd_plot(int argc, char **argv)
 		return plot_counters(argc - 1, argv + 1);
 	if (strcmp(argv[1], "sweep") == 0)
 		return plot_sweep(argc - 1, argv + 1);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		cli_error("plot: --help takes no other arguments (see ksmkit plot --help)");
+		return CLI_USAGE;
+	}
 	cli_error("plot: unknown chart '%s': expected counters or sweep", argv[1]);
 	return CLI_USAGE;
 }

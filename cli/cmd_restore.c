@@ -2,12 +2,13 @@
  * cmd_restore.c - `ksmkit restore`: put back the KSM knobs that a run killed
  * whole (guardian, sentinel and runner at once) left changed, from its
  * state file, and say what changed. A run's own processes restore
- * everything else; this is for what nothing was left alive to do.
+ * everything else; this is for what nothing was left alive to do. Its
+ * report goes to standard output, whose write errors main reports.
  */
 #include "cli.h"
+#include "cli_args.h"
 #include "backend.h"
 
-#include <getopt.h>
 #include <stdio.h>
 
 #define RESTORE_WAIT_NS (30 * UINT64_C(1000000000))
@@ -32,27 +33,28 @@ static void print_report(const struct kb_restore_report *rep, bool quiet)
 		       rep->change[i].now);
 }
 
+static const struct cli_opt restore_options[] = {
+	{ "quiet", 'q', false, 'q' },
+	{ NULL, 0, false, 0 },
+};
+
+static const struct cli_spec restore_spec = {
+	"restore", NULL, restore_options, NULL, 0, 0, "no operand",
+};
+
 int cmd_restore(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "quiet", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct kb_restore_report rep;
+	struct cli_args args;
+	const char *value;
 	char msg[1024];
 	bool quiet = false;
-	int opt, status;
+	int status;
 
-	while ((opt = getopt_long(argc, argv, "q", options, NULL)) != -1) {
-		if (opt != 'q')
-			return CLI_USAGE;
-		quiet = true;
-	}
-	if (optind < argc) {
-		cli_error("restore: unexpected argument '%s' (see ksmkit restore --help)",
-			  argv[optind]);
+	if (cli_args_parse(&restore_spec, argc, argv, &args) != 0)
 		return CLI_USAGE;
-	}
+	while (cli_args_next(&args, &value) == 'q')
+		quiet = true;
 	status = kb_restore(RESTORE_WAIT_NS, &rep, msg, sizeof msg);
 	if (status == KB_SKIPPED) {
 		cli_error("restore: %s; skipped", msg);
@@ -62,6 +64,6 @@ int cmd_restore(int argc, char **argv)
 		cli_error("restore: %s", msg);
 	if (status != KB_OK)
 		return CLI_FAILED;
-	print_report(&rep, quiet);
+	print_report(&rep, quiet); /* a write error: main reports it, at exit */
 	return CLI_OK;
 }

@@ -14,10 +14,11 @@
 #include "config.h"
 #include "backend.h"
 #include "cli.h"
+#include "cli_args.h"
+#include "cli_output.h"
 #include "guest.h"
 #include "workload.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,19 +169,12 @@ static int print_trace(const struct kb_result *res, enum format format, FILE *ou
 static int write_capture(const char *path, const struct kb_result *res, const struct workload *wl,
 			 int (*writer)(const struct kb_result *, const struct workload *, FILE *))
 {
-	FILE *f = fopen(path, "w");
-	int rc;
+	FILE *f = cli_output_open("run", path);
 
-	if (!f) {
-		cli_error("run: cannot write %s: %m", path);
+	if (!f)
 		return CLI_FAILED;
-	}
-	rc = writer(res, wl, f);
-	if (fclose(f) != 0 || rc != 0) {
-		cli_error("run: cannot write %s: %m", path);
-		return CLI_FAILED;
-	}
-	return CLI_OK;
+	writer(res, wl, f); /* its write errors stay in @f for cli_output_close */
+	return cli_output_close("run", f, path);
 }
 
 /* ---- arguments --------------------------------------------------------------- */
@@ -190,26 +184,54 @@ enum {
 	OPT_GUEST,
 };
 
+static const struct cli_opt run_options[] = {
+	{ "csv", 0, false, OPT_CSV },
+	{ "json", 0, false, OPT_JSON },
+	{ "output", 'o', true, 'o' },
+	{ "quiet", 'q', false, 'q' },
+	{ "force", 0, false, OPT_FORCE },
+	{ "per-batch", 0, false, OPT_PER_BATCH },
+	{ "pages", 0, true, OPT_PAGES },
+	{ "soft-dirty", 0, true, OPT_DIRTY },
+	{ "measure", 0, true, OPT_MEASURE },
+	{ "guest", 0, true, OPT_GUEST },
+	{ NULL, 0, false, 0 },
+};
+
+static const struct cli_rule run_rules[] = {
+	{ CLI_AT_MOST_ONE, "csv json", NULL, 0, 0, NULL },
+	{ CLI_EXCLUDES, "guest measure", "a guest's times measure the emulator (TCG), not KSM",
+	  0, 0, NULL },
+	{ CLI_EXCLUDES, "guest force", "a guest never touches this machine's KSM", 0, 0, NULL },
+	{ 0, NULL, NULL, 0, 0, NULL },
+};
+
+static const struct cli_spec run_spec = {
+	"run", NULL, run_options, run_rules, 1, 1, "exactly one workload file",
+};
+
+/* No output file onto the workload, nor two outputs into one file. */
+static int check_outputs(const struct run_args *a)
+{
+	const struct cli_file outputs[] = {
+		{ "-o", a->output }, { "--pages", a->pages_path }, { "--soft-dirty", a->dirty_path },
+	};
+	const struct cli_file workload = { "the workload", a->path };
+
+	return cli_check_outputs("run", outputs, 3, &workload, 1);
+}
+
 static int parse_args(int argc, char **argv, struct run_args *a)
 {
-	static const struct option options[] = {
-		{ "csv", no_argument, NULL, OPT_CSV },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "output", required_argument, NULL, 'o' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "per-batch", no_argument, NULL, OPT_PER_BATCH },
-		{ "pages", required_argument, NULL, OPT_PAGES },
-		{ "soft-dirty", required_argument, NULL, OPT_DIRTY },
-		{ "measure", required_argument, NULL, OPT_MEASURE },
-		{ "guest", required_argument, NULL, OPT_GUEST },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cli_args args;
+	const char *value;
 	int opt, m;
 
 	memset(a, 0, sizeof *a);
 	kb_options_init(&a->opt);
-	while ((opt = getopt_long(argc, argv, "o:q", options, NULL)) != -1) {
+	if (cli_args_parse(&run_spec, argc, argv, &args) != 0)
+		return CLI_USAGE;
+	while ((opt = cli_args_next(&args, &value)) != -1) {
 		switch (opt) {
 		case OPT_CSV:
 			a->format = FORMAT_CSV;
@@ -218,7 +240,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			a->format = FORMAT_JSON;
 			break;
 		case 'o':
-			a->output = optarg;
+			a->output = value;
 			break;
 		case 'q':
 			a->quiet = true;
@@ -230,40 +252,28 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			a->opt.per_batch = true;
 			break;
 		case OPT_PAGES:
-			a->pages_path = optarg;
+			a->pages_path = value;
 			a->opt.pages = KB_PAGES_EVERY_SCAN;
 			break;
 		case OPT_DIRTY:
-			a->dirty_path = optarg;
+			a->dirty_path = value;
 			a->opt.soft_dirty = true;
 			break;
 		case OPT_MEASURE:
-			m = kb_measure_lookup(optarg);
+			m = kb_measure_lookup(value);
 			if (m <= KB_MEASURE_NONE) {
-				cli_error("run: --measure %s: expected merge, cow, unmerge or thp", optarg);
+				cli_error("run: --measure %s: expected merge, cow, unmerge or thp", value);
 				return CLI_USAGE;
 			}
 			a->opt.measure = (enum kb_measure)m;
 			break;
 		case OPT_GUEST:
-			a->guest = optarg;
+			a->guest = value;
 			break;
-		default:
-			return CLI_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		cli_error("run: %s (see ksmkit run --help)",
-			  optind >= argc ? "no workload file given" : "one workload file at a time");
-		return CLI_USAGE;
-	}
-	a->path = argv[optind];
-	if (a->guest && a->opt.measure != KB_MEASURE_NONE) {
-		cli_error("run: --measure with --guest: a guest's times measure the emulator "
-			  "(TCG), not KSM");
-		return CLI_USAGE;
-	}
-	return CLI_OK;
+	a->path = args.operand[0];
+	return check_outputs(a) == 0 ? CLI_OK : CLI_USAGE;
 }
 
 /* The run inside a guest: kg_run for this one workload, as kb_run would. */
@@ -316,8 +326,7 @@ static int report(const struct run_args *a, const struct workload *wl, const str
 	} else if (res->trace && print_trace(res, a->format, out) != 0) {
 		rc = CLI_FAILED;
 	}
-	if (rc != CLI_OK)
-		cli_error("run: cannot write the output: %m");
+	/* a write error of @out is reported when it is closed */
 	if (a->pages_path && write_capture(a->pages_path, res, wl, kb_write_pages_csv) != CLI_OK)
 		rc = CLI_FAILED;
 	if (a->dirty_path && write_capture(a->dirty_path, res, wl, kb_write_dirty_csv) != CLI_OK)
@@ -342,10 +351,9 @@ int cmd_run(int argc, char **argv)
 		cli_error("%s", err.text);
 		return CLI_USAGE;
 	}
-	if (a.output && !(out = fopen(a.output, "w"))) {
-		cli_error("run: cannot write %s: %m", a.output);
+	if (!(out = cli_output_open("run", a.output))) {
 		wl_free(wl);
-		return CLI_USAGE;
+		return CLI_FAILED;
 	}
 	a.opt.note = print_note;
 	if (!a.quiet && isatty(STDERR_FILENO))
@@ -365,10 +373,8 @@ int cmd_run(int argc, char **argv)
 		cli_error("%s", msg); /* FILE:LINE: what is wrong */
 	else if (status != KB_OK && msg[0])
 		cli_error("run: %s", msg);
-	if (out != stdout && fclose(out) != 0 && status == KB_OK) {
-		cli_error("run: cannot write %s: %m", a.output);
+	if (cli_output_close("run", out, a.output) != CLI_OK && status == KB_OK)
 		status = CLI_FAILED;
-	}
 	kb_result_free(&res);
 	wl_free(wl);
 	return status;

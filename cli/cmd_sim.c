@@ -4,9 +4,10 @@
  * a terminal and the run takes more than two seconds.
  */
 #include "cli.h"
+#include "cli_args.h"
+#include "cli_output.h"
 #include "sim_driver.h"
 
-#include <getopt.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,79 +50,90 @@ static void show_progress(void *arg, uint64_t scans, const struct sim *s)
 
 static int write_trace(const struct trace *t, enum format format, const char *path)
 {
-	FILE *out = stdout;
-	int rc;
+	FILE *out = cli_output_open("sim", path);
 
-	if (path && !(out = fopen(path, "w"))) {
-		cli_error("sim: cannot write %s: %m", path);
+	if (!out)
 		return CLI_FAILED;
-	}
 	if (format == FORMAT_CSV)
-		rc = trace_write_csv(t, out);
+		trace_write_csv(t, out);
 	else if (format == FORMAT_JSON)
-		rc = trace_write_json(t, out);
-	else {
+		trace_write_json(t, out);
+	else
 		cli_print_trace(t, "the simulator", out);
-		rc = ferror(out) ? -1 : 0;
-	}
-	if (path && fclose(out) != 0)
-		rc = -1;
-	if (rc != 0) {
-		cli_error("sim: cannot write the trace");
-		return CLI_FAILED;
-	}
-	return CLI_OK;
+	return cli_output_close("sim", out, path);
+}
+
+static const struct cli_opt sim_options[] = {
+	{ "csv", 0, false, 'c' },
+	{ "json", 0, false, 'j' },
+	{ "per-batch", 0, false, 'b' },
+	{ "output", 'o', true, 'o' },
+	{ "quiet", 'q', false, 'q' },
+	{ "costs", 0, true, 'C' },
+	{ NULL, 0, false, 0 },
+};
+
+static const struct cli_rule sim_rules[] = {
+	{ CLI_AT_MOST_ONE, "csv json", NULL, 0, 0, NULL },
+	{ 0, NULL, NULL, 0, 0, NULL },
+};
+
+static const struct cli_spec sim_spec = {
+	"sim", NULL, sim_options, sim_rules, 1, 1, "exactly one workload file",
+};
+
+/* The command line as the table allows it, and -o not onto an input. */
+static int parse_args(int argc, char **argv, struct cli_args *args)
+{
+	struct cli_file output = { "-o", NULL }, inputs[2] = { { "the workload", NULL },
+							      { "the costs file", NULL } };
+
+	if (cli_args_parse(&sim_spec, argc, argv, args) != 0)
+		return CLI_USAGE;
+	output.path = cli_args_value(args, 'o');
+	inputs[0].path = args->operand[0];
+	inputs[1].path = cli_args_value(args, 'C');
+	return cli_check_outputs("sim", &output, 1, inputs, 2);
 }
 
 int cmd_sim(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "csv", no_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "per-batch", no_argument, NULL, 'b' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "costs", required_argument, NULL, 'C' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct sim_run_options opt = { 0 };
 	struct sim_costs costs;
 	struct sim_config defaults;
 	char cerr[512];
 	struct progress prog = { 0 };
 	enum format format = FORMAT_TABLE;
-	const char *output = NULL;
+	const char *output = NULL, *value;
+	struct cli_args args;
 	struct workload *wl;
 	struct wl_error werr;
 	struct trace *trace;
 	char err[512];
 	int c, rc;
 
+	if (parse_args(argc, argv, &args) != 0)
+		return CLI_USAGE;
 	prog.enabled = isatty(STDERR_FILENO);
-	while ((c = getopt_long(argc, argv, "o:q", options, NULL)) != -1) {
+	while ((c = cli_args_next(&args, &value)) != -1) {
 		switch (c) {
 		case 'c': format = FORMAT_CSV; break;
 		case 'j': format = FORMAT_JSON; break;
 		case 'b': opt.per_batch = true; break;
-		case 'o': output = optarg; break;
+		case 'o': output = value; break;
 		case 'q': prog.enabled = false; break;
 		case 'C':
 			sim_config_default(&defaults);
 			costs = defaults.costs;
-			if (sim_costs_load(optarg, &costs, cerr, sizeof(cerr)) != 0) {
+			if (sim_costs_load(value, &costs, cerr, sizeof(cerr)) != 0) {
 				cli_error("%s", cerr);
 				return CLI_USAGE;
 			}
 			opt.costs = &costs;
 			break;
-		default: return CLI_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		cli_error("sim: give exactly one workload file (see ksmkit sim --help)");
-		return CLI_USAGE;
-	}
-	if (wl_parse_file(argv[optind], &wl, &werr) != 0) {
+	if (wl_parse_file(args.operand[0], &wl, &werr) != 0) {
 		cli_error("%s", werr.text);
 		return CLI_USAGE;
 	}
@@ -133,7 +145,7 @@ int cmd_sim(int argc, char **argv)
 	if (prog.shown)
 		fputc('\n', stderr);
 	if (rc != 0)
-		cli_error("sim: %s: %s", argv[optind], err);
+		cli_error("sim: %s: %s", args.operand[0], err);
 	if (trace && (rc == 0 || format == FORMAT_TABLE)) {
 		int wrc = write_trace(trace, format, output);
 

@@ -5,12 +5,13 @@
  */
 #include "config.h"
 #include "cli.h"
+#include "cli_args.h"
 #include "cli_engines.h"
+#include "cli_output.h"
 #include "guest.h"
 #include "sweep.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -38,6 +39,49 @@ struct sweep_args {
 
 /* ---- options ------------------------------------------------------------------ */
 
+/* The files the results of sweep @d go to in @dir (SWEEP_OUTPUTS of them). */
+#define SWEEP_OUTPUTS 5
+static void result_paths(const char *dir, const struct sweep_def *d,
+			 char path[SWEEP_OUTPUTS][4096])
+{
+	static const char *const suffix[SWEEP_OUTPUTS] = { ".csv", "-ratios.csv", ".png", ".svg",
+							    ".txt" };
+
+	for (int i = 0; i < SWEEP_OUTPUTS; i++)
+		snprintf(path[i], 4096, "%s/%s%s", dir, d->name, suffix[i]);
+}
+
+/* No result written over a file to collect or the costs file (links included). */
+static int check_outputs(const struct sweep_args *a)
+{
+	struct cli_file *inputs = calloc((size_t)a->ncollect + 1, sizeof(*inputs));
+	struct cli_file outputs[SWEEP_OUTPUTS];
+	static char path[SWEEP_OUTPUTS][4096];
+	int rc = 0;
+
+	if (!inputs) {
+		cli_error("sweep: out of memory");
+		return -1;
+	}
+	inputs[0] = (struct cli_file){ "the costs file", a->costs_path };
+	for (int i = 0; i < a->ncollect; i++)
+		inputs[i + 1] = (struct cli_file){ "the rows", a->collect[i] };
+	for (size_t i = 0; i < sweep_count() && rc == 0; i++) {
+		const struct sweep_def *d = sweep_at(i);
+
+		if (strcmp(a->name, "all") != 0 && strcmp(a->name, d->name) != 0)
+			continue;
+		result_paths(a->dir, d, path);
+		for (int k = 0; k < SWEEP_OUTPUTS; k++)
+			outputs[k] = (struct cli_file){ "the result", path[k] };
+		if (cli_check_outputs("sweep", outputs, SWEEP_OUTPUTS, inputs,
+				      (size_t)a->ncollect + 1) != 0)
+			rc = -1;
+	}
+	free(inputs);
+	return rc;
+}
+
 static int parse_long(const char *opt, const char *text, long min, long max, long *out)
 {
 	char *end;
@@ -53,107 +97,108 @@ static int parse_long(const char *opt, const char *text, long min, long max, lon
 	return 0;
 }
 
+static const struct cli_opt sweep_options[] = {
+	{ "output", 'o', true, 'o' },
+	{ "runs", 'r', true, 'r' },
+	{ "point", 0, true, 'p' },
+	{ "sim-only", 0, false, 'S' },
+	{ "no-guest", 0, false, 'G' },
+	{ "force", 0, false, 'f' },
+	{ "costs", 0, true, 'C' },
+	{ "scale", 0, true, 's' },
+	{ "workloads", 0, true, 'w' },
+	{ "emit-jobs", 0, false, 'E' },
+	{ "ksmkit", 0, true, 'k' },
+	{ "collect", 0, false, 'c' },
+	{ "print-workload", 0, true, 'P' },
+	{ "series", 0, true, 'e' },
+	{ "list", 0, false, 'l' },
+	{ "quiet", 'q', false, 'q' },
+	{ NULL, 0, false, 0 },
+};
+
+static const struct cli_rule sweep_rules[] = {
+	{ CLI_ALONE, "list", NULL, 0, 0, NULL },
+	{ CLI_AT_MOST_ONE, "point emit-jobs collect print-workload", NULL, 0, 0, NULL },
+	{ CLI_NEEDS, "ksmkit emit-jobs", NULL, 0, 0, NULL },
+	{ CLI_NEEDS, "series print-workload", NULL, 0, 0, NULL },
+	{ CLI_EXCLUDES, "print-workload output runs sim-only no-guest force costs quiet",
+	  "it only prints the workload", 0, 0, NULL },
+	{ CLI_EXCLUDES, "collect runs force", "it measures nothing", 0, 0, NULL },
+	{ CLI_EXCLUDES, "point output", "a point's rows go to standard output", 0, 0, NULL },
+	{ CLI_EXCLUDES, "emit-jobs output", "the jobs print their rows (--collect writes DIR)",
+	  0, 0, NULL },
+	{ CLI_OPERANDS, "collect", NULL, 2, -1, "a sweep's name, then the files to collect" },
+	{ 0, NULL, NULL, 0, 0, NULL },
+};
+
+static const struct cli_spec sweep_spec = {
+	"sweep", NULL, sweep_options, sweep_rules, 1, 1, "a sweep's name or 'all'",
+};
+
+/* One option into @a: 0, or -1 (reported). */
+static int take_option(struct sweep_args *a, int c, const char *value)
+{
+	long v;
+
+	switch (c) {
+	case 'o': a->dir = value; break;
+	case 'r':
+		if (parse_long("--runs", value, 1, 1000, &v) != 0)
+			return -1;
+		a->runs = (unsigned)v;
+		break;
+	case 'p':
+		return parse_long("--point", value, 0, SWEEP_MAX_POINTS - 1, &a->point);
+	case 'P':
+		return parse_long("--print-workload", value, 0, SWEEP_MAX_POINTS - 1,
+				  &a->print_workload);
+	case 'e':
+		return parse_long("--series", value, 0, SWEEP_MAX_SERIES - 1, &a->series);
+	case 'S': a->sim_only = true; break;
+	case 'G': a->no_guest = true; break;
+	case 'f': a->force = true; break;
+	case 'C': a->costs_path = value; break;
+	case 's': {
+		char *end;
+
+		a->scale = strtod(value, &end);
+		if (end == value || *end || !(a->scale >= 0.01 && a->scale <= 100)) {
+			cli_error("sweep: --scale: '%s' is not a number from 0.01 to 100", value);
+			return -1;
+		}
+		break;
+	}
+	case 'w': a->workloads = value; break;
+	case 'E': a->emit_jobs = true; break;
+	case 'k': a->ksmkit = value; break;
+	case 'l': a->list = true; break;
+	case 'q': a->quiet = true; break;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct sweep_args *a)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "runs", required_argument, NULL, 'r' },
-		{ "point", required_argument, NULL, 'p' },
-		{ "sim-only", no_argument, NULL, 'S' },
-		{ "no-guest", no_argument, NULL, 'G' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "costs", required_argument, NULL, 'C' },
-		{ "scale", required_argument, NULL, 's' },
-		{ "workloads", required_argument, NULL, 'w' },
-		{ "emit-jobs", no_argument, NULL, 'E' },
-		{ "ksmkit", required_argument, NULL, 'k' },
-		{ "collect", no_argument, NULL, 'c' },
-		{ "print-workload", required_argument, NULL, 'P' },
-		{ "series", required_argument, NULL, 'e' },
-		{ "list", no_argument, NULL, 'l' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool collect = false;
-	long v;
+	struct cli_args args;
+	const char *value;
 	int c;
 
 	*a = (struct sweep_args){ .dir = DEFAULT_DIR, .runs = DEFAULT_RUNS, .point = -1,
 				  .print_workload = -1, .series = 0, .scale = 1.0 };
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:qr:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': a->dir = optarg; break;
-		case 'r':
-			if (parse_long("--runs", optarg, 1, 1000, &v) != 0)
-				return -1;
-			a->runs = (unsigned)v;
-			break;
-		case 'p':
-			if (parse_long("--point", optarg, 0, SWEEP_MAX_POINTS - 1, &a->point) != 0)
-				return -1;
-			break;
-		case 'P':
-			if (parse_long("--print-workload", optarg, 0, SWEEP_MAX_POINTS - 1,
-				       &a->print_workload) != 0)
-				return -1;
-			break;
-		case 'e':
-			if (parse_long("--series", optarg, 0, SWEEP_MAX_SERIES - 1, &a->series) != 0)
-				return -1;
-			break;
-		case 'S': a->sim_only = true; break;
-		case 'G': a->no_guest = true; break;
-		case 'f': a->force = true; break;
-		case 'C': a->costs_path = optarg; break;
-		case 's': {
-			char *end;
-
-			a->scale = strtod(optarg, &end);
-			if (end == optarg || *end || !(a->scale >= 0.01 && a->scale <= 100)) {
-				cli_error("sweep: --scale: '%s' is not a number from 0.01 to 100",
-					  optarg);
-				return -1;
-			}
-			break;
-		}
-		case 'w': a->workloads = optarg; break;
-		case 'E': a->emit_jobs = true; break;
-		case 'k': a->ksmkit = optarg; break;
-		case 'c': collect = true; break;
-		case 'l': a->list = true; break;
-		case 'q': a->quiet = true; break;
-		default:
-			cli_error("sweep: unknown or incomplete option '%s' (see ksmkit sweep --help)",
-				  argv[optind - 1]);
+	if (cli_args_parse(&sweep_spec, argc, argv, &args) != 0)
+		return -1;
+	while ((c = cli_args_next(&args, &value)) != -1)
+		if (take_option(a, c, value) != 0)
 			return -1;
-		}
-	}
 	if (a->list)
 		return 0;
-	if (optind >= argc) {
-		cli_error("sweep: name a sweep or 'all' (ksmkit sweep --list)");
-		return -1;
+	a->name = args.operand[0];
+	if (cli_args_has(&args, 'c')) {
+		a->collect = args.operand + 1;
+		a->ncollect = args.noperands - 1;
 	}
-	a->name = argv[optind++];
-	if (collect) {
-		a->collect = argv + optind;
-		a->ncollect = argc - optind;
-		if (a->ncollect == 0) {
-			cli_error("sweep: --collect needs the files to read");
-			return -1;
-		}
-	} else if (optind < argc) {
-		cli_error("sweep: unexpected argument '%s'", argv[optind]);
-		return -1;
-	}
-	if ((a->point >= 0) + a->emit_jobs + collect + (a->print_workload >= 0) > 1) {
-		cli_error("sweep: --point, --emit-jobs, --collect and --print-workload exclude "
-			  "each other");
-		return -1;
-	}
-	if ((a->point >= 0 || collect || a->print_workload >= 0) && strcmp(a->name, "all") == 0) {
+	if ((a->point >= 0 || a->ncollect || a->print_workload >= 0) && strcmp(a->name, "all") == 0) {
 		cli_error("sweep: --point, --collect and --print-workload take one sweep, not 'all'");
 		return -1;
 	}
@@ -161,7 +206,7 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
 		cli_error("sweep: no sweep '%s' (ksmkit sweep --list)", a->name);
 		return -1;
 	}
-	return 0;
+	return check_outputs(a);
 }
 
 /* ---- the environment ------------------------------------------------------------ */
@@ -331,16 +376,10 @@ static int save_summary(const struct sweep_args *a, const struct sweep_def *d,
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s.txt", a->dir, d->name);
-	f = fopen(path, "w");
-	if (!f)
-		goto fail;
+	if (!(f = cli_output_open("sweep", path)))
+		return -1;
 	write_summary(d, env, res, f);
-	if (fclose(f) != 0)
-		goto fail;
-	return 0;
-fail:
-	cli_error("sweep: %s: %s", path, strerror(errno));
-	return -1;
+	return cli_output_close("sweep", f, path) == CLI_OK ? 0 : -1;
 }
 
 /* Results, charts and the summary of one sweep's measured points. */

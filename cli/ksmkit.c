@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "cli.h"
+#include "cli_output.h"
 
 #include <string.h>
 
@@ -31,11 +32,13 @@ static const char sim_usage[] =
 	"  --csv          the trace as CSV (readable back by ksmkit compare)\n"
 	"  --json         the trace as JSON\n"
 	"  --per-batch    also a row after every ksmd batch\n"
-	"  -o FILE        write the trace to FILE instead of standard output\n"
+	"  -o FILE        write the trace to FILE instead of standard output (never\n"
+	"                 over the workload or the costs file)\n"
 	"  -q, --quiet    no progress line on stderr\n"
 	"\n"
 	"Exit status: 0 ok, 1 the run failed (a store answered otherwise than the\n"
-	"workload expects, or full scans stopped advancing), 2 bad usage or workload.\n";
+	"workload expects, or full scans stopped advancing) or the trace could not\n"
+	"be written, 2 bad usage or workload.\n";
 
 static const char run_usage[] =
 	"usage: ksmkit run FILE.wl [--csv|--json] [-o FILE] [-q|--quiet] [--force]\n"
@@ -61,7 +64,8 @@ static const char run_usage[] =
 	"\n"
 	"  --csv, --json      the trace as CSV or JSON (default: a table of the main\n"
 	"                     counters)\n"
-	"  -o, --output FILE  write the output to FILE instead of stdout\n"
+	"  -o, --output FILE  write the output to FILE instead of stdout (no output\n"
+	"                     file may be the workload, nor another output)\n"
 	"  -q, --quiet        no progress line (shown on a terminal after 2 s)\n"
 	"  --force            run although other processes use KSM (their pages then\n"
 	"                     count in every global counter)\n"
@@ -145,14 +149,18 @@ static const char check_usage[] =
 	"                      unless the configuration says search = dfs)\n"
 	"  --dfs DEPTH         depth-first, exploring DEPTH steps from the start at most\n"
 	"  -o FILE.wl          write the counterexample as a workload for ksmkit sim and\n"
-	"                      ksmkit run (when its user actions fall between full scans)\n"
+	"                      ksmkit run (when its user actions fall between full scans;\n"
+	"                      never over CONFIG)\n"
 	"  --max-states N      stop after N distinct states (then not exhaustive)\n"
 	"  -q, --quiet         no progress line on stderr\n"
 	"  --list-invariants   what each invariant checks, exactly\n"
 	"  --list-mutants      the seeded bugs --mutant selects\n"
 	"\n"
+	"The configuration's knobs obey the rules ksmkit lint applies to a workload's\n"
+	"(pages_to_scan = 0 is refused, for one).\n"
+	"\n"
 	"Exit status: 0 every invariant holds in every state explored, 1 a violation\n"
-	"(or no room to finish), 2 bad usage or configuration.\n";
+	"(or no room to finish, or a write error), 2 bad usage or configuration.\n";
 
 static const char plot_usage[] =
 	"usage: ksmkit plot counters TRACE.csv [TRACE2.csv] [-c COUNTER[,COUNTER...]]\n"
@@ -315,56 +323,94 @@ static const char restore_usage[] =
 	"Exit status: 0 restored, or nothing to restore; 1 a run is still going, a\n"
 	"knob could not be written, or restoring needs root; 2 bad usage; 77 no KSM.\n";
 
+static const char *const plot_charts[] = { "counters", "sweep", NULL };
+
 const struct cli_command cli_commands[] = {
-	{ "lint", cmd_lint, "check workload files and print them normalized", lint_usage },
-	{ "sim", cmd_sim, "run a workload on the simulator and print its trace", sim_usage },
-	{ "run", cmd_run, "run a workload on this kernel's KSM, safely", run_usage },
+	{ "lint", cmd_lint, "check workload files and print them normalized", lint_usage, NULL },
+	{ "sim", cmd_sim, "run a workload on the simulator and print its trace", sim_usage, NULL },
+	{ "run", cmd_run, "run a workload on this kernel's KSM, safely", run_usage, NULL },
 	{ "compare", cmd_compare, "compare the simulator with this kernel, scan by scan",
-	  compare_usage },
+	  compare_usage, NULL },
 	{ "demo", cmd_demo, "compare every default workload, save traces and charts",
-	  demo_usage },
-	{ "check", cmd_check, "model-check the simulator on a small configuration", check_usage },
-	{ "plot", cmd_plot, "draw charts of traces and sweep results (PNG, SVG)", plot_usage },
+	  demo_usage, NULL },
+	{ "check", cmd_check, "model-check the simulator on a small configuration", check_usage,
+	  NULL },
+	{ "plot", cmd_plot, "draw charts of traces and sweep results (PNG, SVG)", plot_usage,
+	  plot_charts },
 	{ "sweep", cmd_sweep, "benchmark sweeps: kernel and simulator side by side",
-	  sweep_usage },
-	{ "restore", cmd_restore, "restore the KSM knobs a killed run left changed", restore_usage },
+	  sweep_usage, NULL },
+	{ "restore", cmd_restore, "restore the KSM knobs a killed run left changed", restore_usage,
+	  NULL },
 	{ "calibrate", cmd_calibrate, "measure the simulator's cost model on this machine",
-	  calibrate_usage },
-	{ NULL, NULL, NULL, NULL },
+	  calibrate_usage, NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 static void print_main_usage(FILE *out)
 {
 	fprintf(out, "usage: ksmkit COMMAND [ARGS...]\n"
 		     "       ksmkit COMMAND --help\n"
+		     "       ksmkit plot counters|sweep --help\n"
 		     "       ksmkit --version\n"
 		     "\n"
 		     "ksmkit is a lab for Linux KSM (Kernel Samepage Merging): one workload file\n"
 		     "drives a simulator and the real kernel. Commands:\n\n");
 	for (const struct cli_command *c = cli_commands; c->name; c++)
 		fprintf(out, "  %-10s %s\n", c->name, c->summary);
-	fprintf(out, "\nExit status: 0 ok, 1 failure, 2 bad usage or input, 77 skipped (the\n"
-		     "reason is printed).\n");
+	fprintf(out, "\nThe command line is strict: options that conflict, an option given twice,\n"
+		     "extra arguments, and --help with anything but the command (or plot's\n"
+		     "chart) are refused; no output path (-o) may name an input, even by a link.\n"
+		     "\nExit status: 0 ok, 1 failure (a write error included, on standard output\n"
+		     "too), 2 bad usage or input, 77 skipped (the reason is printed).\n");
 }
 
-int main(int argc, char **argv)
+static bool is_help(const char *arg)
+{
+	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+/*
+ * `ksmkit CMD --help`, or for a command with subcommands `ksmkit CMD SUB
+ * --help`: --help alone. Anywhere else, the command's own parser refuses it.
+ */
+static bool asks_for_help(const struct cli_command *c, int argc, char **argv)
+{
+	if (argc == 2 && is_help(argv[1]))
+		return true;
+	if (argc != 3 || !is_help(argv[2]) || !c->subcommands)
+		return false;
+	for (const char *const *sub = c->subcommands; *sub; sub++)
+		if (strcmp(argv[1], *sub) == 0)
+			return true;
+	return false;
+}
+
+/* The top level's own options: --help and --version, each alone. */
+static int top_level_option(int argc, char **argv)
+{
+	if (argc > 2) {
+		cli_error("%s takes no arguments, not '%s' (see ksmkit --help)", argv[1], argv[2]);
+		return CLI_USAGE;
+	}
+	if (is_help(argv[1]))
+		print_main_usage(stdout);
+	else
+		printf("ksmkit %s\n", PACKAGE_VERSION);
+	return CLI_OK;
+}
+
+static int run_command(int argc, char **argv)
 {
 	if (argc < 2) {
 		print_main_usage(stderr);
 		return CLI_USAGE;
 	}
-	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-		print_main_usage(stdout);
-		return CLI_OK;
-	}
-	if (strcmp(argv[1], "--version") == 0) {
-		printf("ksmkit %s\n", PACKAGE_VERSION);
-		return CLI_OK;
-	}
+	if (is_help(argv[1]) || strcmp(argv[1], "--version") == 0)
+		return top_level_option(argc, argv);
 	for (const struct cli_command *c = cli_commands; c->name; c++) {
 		if (strcmp(argv[1], c->name) != 0)
 			continue;
-		if (cli_wants_help(argc - 1, argv + 1)) {
+		if (asks_for_help(c, argc - 1, argv + 1)) {
 			cli_print_usage(c, stdout);
 			return CLI_OK;
 		}
@@ -372,4 +418,10 @@ int main(int argc, char **argv)
 	}
 	cli_error("unknown command '%s' (see ksmkit --help)", argv[1]);
 	return CLI_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	cli_watch_stdout();
+	return cli_finish_stdout(run_command(argc, argv));
 }

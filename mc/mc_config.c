@@ -161,6 +161,9 @@ static int add_store(const struct parse *p, const char *text, void *arg)
 	snprintf(st->text, sizeof(st->text), "%s", val);
 	if (wl_knob_parse(st->knob, val, &st->value, why, sizeof(why)) != 0)
 		return bad(p, why);
+	/* as lint refuses set = pages_to_scan=0 in a workload that waits for scans */
+	if (wl_knob_store_check(st->knob, st->value, false, true) == WL_KNOBS_NEVER_SCANS)
+		return bad(p, "ksmd would never complete another scan");
 	cfg->nstores++;
 	return 0;
 }
@@ -226,6 +229,8 @@ static int check_knob_key(const struct parse *p)
 		return 0;
 	if (wl_knob_parse((enum wl_knob)k, p->kv->value, &p->cfg->knobs[k], why, sizeof(why)))
 		return bad(p, why);
+	p->cfg->knob_given[k] = true;
+	p->cfg->knob_line[k] = p->kv->line;
 	if (k == WL_KNOB_ADVISOR_MODE && p->cfg->knobs[k] != WL_ADVISOR_NONE)
 		return bad(p, "the advisor needs time to pass, and time stands still in the model");
 	return 1;
@@ -419,10 +424,28 @@ static int parse_region(struct mc_config *cfg, const struct mc_ini_section *sec,
 
 /* --- whole-configuration checks and derived tables ------------------------------ */
 
+/*
+ * The knobs by the workload language's own rules (wl_knobs_check), so that
+ * the checker refuses what lint refuses: the configuration explores full
+ * scans, and its counterexamples are workloads that wait for them.
+ */
+static int check_knobs(const struct mc_config *cfg, struct mc_error *err)
+{
+	enum wl_knob knob;
+	char why[200];
+
+	if (wl_knobs_check(cfg->kernel, cfg->knobs, cfg->knob_given, true, &knob, why,
+			   sizeof(why)) == WL_KNOBS_OK)
+		return 0;
+	return mc_fail(err, cfg->path, cfg->knob_line[knob], "[check] %s", why);
+}
+
 static int check_whole(struct mc_config *cfg, struct mc_error *err)
 {
 	unsigned slots = 0, worst = 0;
 
+	if (check_knobs(cfg, err) != 0)
+		return -1;
 	if (!cfg->nregions)
 		return mc_fail(err, cfg->path, 0, "no [region NAME] section: nothing to merge");
 	cfg->nr_nodes = 1;

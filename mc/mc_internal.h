@@ -74,6 +74,8 @@ struct mc_config {
 	enum wl_detector detector;
 	enum wl_thp_dirty thp_dirty;
 	uint64_t knobs[WL_KNOB_COUNT];
+	bool knob_given[WL_KNOB_COUNT];   /* set in [check], for wl_knobs_check */
+	unsigned knob_line[WL_KNOB_COUNT]; /* where, for messages */
 	bool ksmd_scan;          /* ksmd steps are whole full scans, not pages */
 	enum mc_search search;
 	uint64_t depth;          /* 0: no bound */

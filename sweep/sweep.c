@@ -260,6 +260,14 @@ static int write_csv(const struct sweep_def *d, const struct sweep_point_result 
 					  &res[i].ratio[q]);
 			}
 	}
+	/* a write that failed before the last flush leaves only ferror() */
+	errno = 0;
+	if (fflush(f) != 0 || ferror(f)) {
+		int saved = errno ? errno : EIO;
+
+		fclose(f);
+		return sweep_fail(err, errlen, "%s: %s", path, strerror(saved));
+	}
 	if (fclose(f) != 0)
 		return sweep_fail(err, errlen, "%s: %s", path, strerror(errno));
 	return 0;

@@ -79,6 +79,11 @@ static const struct {
 	{ "[check]\n[region a]\ncontents = 1\nmerge = prctl\n[region b]\ncontents = 1\nprocess = main\n",
 	  "t.conf:2: [region a]: prctl makes every region of process main mergeable" },
 	{ "[check]\nforks = 8\n[region a]\ncontents = 1,1,1,1\n", "too large for the model checker" },
+	/* what lint refuses in a workload's [global] and set = events (wl_knobs_check) */
+	{ "[check]\ndepth = 3\npages_to_scan = 0\n[region a]\ncontents = 1\n",
+	  "t.conf:3: [check] pages_to_scan = 0: ksmd would never complete a scan" },
+	{ "[check]\nstores = 1\nstore_values = pages_to_scan=0\n[region a]\ncontents = 1\n",
+	  "t.conf:3: [check] store_values = pages_to_scan=0: ksmd would never complete another scan" },
 };
 
 START_TEST(t02_bad_configs_name_file_and_line)

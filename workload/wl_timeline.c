@@ -217,16 +217,19 @@ static int apply_fork(struct replay *rp, const struct wl_event *ev)
 static int check_set(struct replay *rp, const struct wl_event *ev)
 {
 	bool accepted = ev->expect == WL_EXPECT_OK || ev->expect == WL_EXPECT_ANY;
+	/* wl_values.c's rules, which the model checker's stores share */
+	enum wl_knob_rule rule = wl_knob_store_check(ev->knob, ev->knob_value,
+						     rp->advisor == WL_ADVISOR_SCAN_TIME,
+						     rp->wl->stop == WL_STOP_SCANS);
 
-	if (ev->knob == WL_KNOB_PAGES_TO_SCAN && accepted && ev->knob_value == 0 &&
-	    rp->wl->stop == WL_STOP_SCANS) {
+	if (rule == WL_KNOBS_NEVER_SCANS && accepted) {
 		wl_fail(rp->ctx, ev->line, "[event %s] set = pages_to_scan=0: ksmd would never "
 			"complete another scan, but the workload waits for scans = %llu", ev->name,
 			(unsigned long long)rp->wl->stop_scans);
 		return -1;
 	}
-	if (ev->knob == WL_KNOB_PAGES_TO_SCAN && rp->advisor == WL_ADVISOR_SCAN_TIME &&
-	    ev->expect != WL_EXPECT_EINVAL && ev->expect != WL_EXPECT_ANY) {
+	if (rule == WL_KNOBS_ADVISOR_OWNS && ev->expect != WL_EXPECT_EINVAL &&
+	    ev->expect != WL_EXPECT_ANY) {
 		wl_fail(rp->ctx, ev->line, "[event %s] set = pages_to_scan=%s: the advisor is on "
 			"(advisor_mode = scan-time), so the kernel answers EINVAL; say "
 			"expect = EINVAL if that is the point", ev->name, ev->knob_text);

@@ -1,6 +1,7 @@
 /*
  * wl_values.c - the workload language's value syntax: numbers, sizes, times,
- * KSM knob values (as the kernel accepts them), page selections, offsets,
+ * KSM knob values (as the kernel accepts them) and the rules between knobs
+ * that every reader of them shares (wl_knobs_check), page selections, offsets,
  * content values, group lists; their canonical text; and the helpers both
  * engines use to walk a page selection identically.
  *
@@ -325,6 +326,51 @@ const char *wl_knob_format(enum wl_knob knob, uint64_t value, char *buf, size_t 
 	else
 		snprintf(buf, len, "%llu", (unsigned long long)value);
 	return buf;
+}
+
+/* The pages ksmd scans per batch at the start: the advisor's own start under scan-time. */
+static uint64_t first_batch(const uint64_t *knobs)
+{
+	return knobs[WL_KNOB_ADVISOR_MODE] == WL_ADVISOR_SCAN_TIME
+		       ? knobs[WL_KNOB_ADVISOR_MIN_PAGES_TO_SCAN] : knobs[WL_KNOB_PAGES_TO_SCAN];
+}
+
+enum wl_knob_rule wl_knobs_check(enum wl_kernel kernel, const uint64_t *knobs, const bool *given,
+				 bool awaits_scans, enum wl_knob *knob, char *why, size_t whylen)
+{
+	for (int k = 0; k < WL_KNOB_COUNT; k++) {
+		const char *since;
+
+		if (!given[k] || wl_kernel_exports(kernel, knob_table[k].name, &since))
+			continue;
+		*knob = (enum wl_knob)k;
+		why_set(why, whylen, "%s: kernel %s has no such knob (it came in %s)",
+			knob_table[k].name, wl_kernel_name(kernel), since);
+		return WL_KNOBS_NOT_IN_KERNEL;
+	}
+	if (knobs[WL_KNOB_ADVISOR_MODE] == WL_ADVISOR_SCAN_TIME && given[WL_KNOB_PAGES_TO_SCAN]) {
+		*knob = WL_KNOB_PAGES_TO_SCAN;
+		why_set(why, whylen, "pages_to_scan cannot be set while advisor_mode = scan-time "
+			"(the kernel answers EINVAL; the advisor starts from "
+			"advisor_min_pages_to_scan)");
+		return WL_KNOBS_ADVISOR_OWNS;
+	}
+	if (awaits_scans && first_batch(knobs) == 0) {
+		*knob = WL_KNOB_PAGES_TO_SCAN;
+		why_set(why, whylen, "pages_to_scan = 0: ksmd would never complete a scan");
+		return WL_KNOBS_NEVER_SCANS;
+	}
+	return WL_KNOBS_OK;
+}
+
+enum wl_knob_rule wl_knob_store_check(enum wl_knob knob, uint64_t value, bool advisor_on,
+				      bool awaits_scans)
+{
+	if (knob != WL_KNOB_PAGES_TO_SCAN)
+		return WL_KNOBS_OK;
+	if (awaits_scans && value == 0)
+		return WL_KNOBS_NEVER_SCANS;
+	return advisor_on ? WL_KNOBS_ADVISOR_OWNS : WL_KNOBS_OK;
 }
 
 /* --- names, values, offsets --------------------------------------------- */

@@ -346,6 +346,9 @@ static int check_global(struct wl_ctx *ctx, const struct raw_section *sec, bool 
 {
 	struct workload *wl = ctx->wl;
 	unsigned line = sec ? sec->line : 1;
+	enum wl_knob_rule rule;
+	enum wl_knob knob;
+	char why[200];
 
 	if (!have_scans && !have_time) {
 		wl_fail(ctx, line, "no stop condition: [global] needs scans = N or time = T");
@@ -356,34 +359,17 @@ static int check_global(struct wl_ctx *ctx, const struct raw_section *sec, bool 
 			"[global] has both scans and time: choose one stop condition");
 		return -1;
 	}
-	for (int knob = 0; knob < WL_KNOB_COUNT; knob++) {
-		const char *since;
-
-		if (!wl->knob_given[knob] ||
-		    wl_kernel_exports(wl->kernel, wl_knob_info(knob)->name, &since))
-			continue;
-		wl_fail(ctx, find_key(sec, wl_knob_info(knob)->name)->line,
-			"[global] %s: kernel %s has no such knob (it came in %s)",
-			wl_knob_info(knob)->name, wl_kernel_name(wl->kernel), since);
+	/* the rules between knobs: wl_values.c's, which the model checker shares */
+	rule = wl_knobs_check(wl->kernel, wl->knobs, wl->knob_given, wl->stop == WL_STOP_SCANS,
+			      &knob, why, sizeof(why));
+	if (rule != WL_KNOBS_OK) {
+		wl_fail(ctx, wl->knob_given[knob] ? find_key(sec, wl_knob_info(knob)->name)->line
+						  : line, "[global] %s%s", why,
+			rule == WL_KNOBS_NEVER_SCANS ? " (use time = T to watch an idle ksmd)" : "");
 		return -1;
 	}
-	if (wl->knobs[WL_KNOB_ADVISOR_MODE] == WL_ADVISOR_SCAN_TIME) {
-		if (wl->knob_given[WL_KNOB_PAGES_TO_SCAN]) {
-			wl_fail(ctx, find_key(sec, "pages_to_scan")->line,
-				"[global] pages_to_scan cannot be set while advisor_mode = scan-time "
-				"(the kernel answers EINVAL; the advisor starts from "
-				"advisor_min_pages_to_scan)");
-			return -1;
-		}
+	if (wl->knobs[WL_KNOB_ADVISOR_MODE] == WL_ADVISOR_SCAN_TIME)
 		wl->knobs[WL_KNOB_PAGES_TO_SCAN] = wl->knobs[WL_KNOB_ADVISOR_MIN_PAGES_TO_SCAN];
-	}
-	if (wl->stop == WL_STOP_SCANS && wl->knobs[WL_KNOB_PAGES_TO_SCAN] == 0) {
-		wl_fail(ctx, wl->knob_given[WL_KNOB_PAGES_TO_SCAN] ?
-			find_key(sec, "pages_to_scan")->line : line,
-			"[global] pages_to_scan = 0: ksmd would never complete a scan "
-			"(use time = T to watch an idle ksmd)");
-		return -1;
-	}
 	return 0;
 }
 

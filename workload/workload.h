@@ -326,6 +326,37 @@ bool wl_kernel_has_knob(enum wl_kernel kernel, enum wl_knob knob);
 bool wl_kernel_has_prctl_merge(enum wl_kernel kernel);
 
 /*
+ * The rules KSM's knobs obey beyond each value's own range (wl_knob_parse),
+ * one list for every reader of knobs: the workload language's [global] and
+ * [event] set = KNOB=VALUE, and the model checker's [check] and its
+ * store_values. Each check returns the first rule broken, or WL_KNOBS_OK,
+ * with the knob at fault and a reason (without the caller's "[global] ").
+ */
+enum wl_knob_rule {
+	WL_KNOBS_OK,
+	WL_KNOBS_NOT_IN_KERNEL,   /* a knob @kernel lacks ("smart_scan: kernel 6.1 has no ...") */
+	WL_KNOBS_ADVISOR_OWNS,    /* pages_to_scan set while advisor_mode = scan-time: EINVAL */
+	WL_KNOBS_NEVER_SCANS,     /* pages_to_scan 0 where full scans are awaited: they never end */
+};
+
+/*
+ * The knobs a run starts with: @knobs[k] (the defaults where !@given[k]) on
+ * @kernel; @awaits_scans when the run stops after full scans (or explores
+ * them, as the model checker does). The advisor's pages_to_scan is
+ * advisor_min_pages_to_scan.
+ */
+enum wl_knob_rule wl_knobs_check(enum wl_kernel kernel, const uint64_t *knobs, const bool *given,
+				 bool awaits_scans, enum wl_knob *knob, char *why, size_t whylen);
+
+/*
+ * A store of @value into @knob during a run: @advisor_on when advisor_mode
+ * is scan-time at that moment. WL_KNOBS_NEVER_SCANS and WL_KNOBS_ADVISOR_OWNS
+ * only; the kernel's own answer to the store's text is wl_knob_parse's.
+ */
+enum wl_knob_rule wl_knob_store_check(enum wl_knob knob, uint64_t value, bool advisor_on,
+				      bool awaits_scans);
+
+/*
  * The semantics that model the kernel whose `uname -r` is @release
  * ("6.1.0-28-amd64", "6.18.2"): 6.1.x, 6.10.x, and 6.11 or later (as 6.18).
  * Returns 0, or -1 with a reason in @why for a release no semantics models.
