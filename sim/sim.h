@@ -194,6 +194,19 @@ uint64_t sim_ksmd_batch_ended(struct sim *s, uint64_t *ended_ns);
 /* Whether ksmd would scan now (run = 1 and some mm registered). */
 bool sim_ksmd_runnable(const struct sim *s);
 
+/*
+ * The same batch in pieces, for a caller that reports progress inside a long
+ * batch: sim_ksmd_batch_begin() (false, and nothing changed, when ksmd would
+ * not run now), then sim_ksmd_steps() as often as it likes, each doing up to
+ * @max steps and setting *@ended once the batch is over (pages_to_scan
+ * reached, or the cursor wrapped), then sim_ksmd_batch_end(), which charges
+ * the batch, sets *@ended_ns (may be NULL) and sleeps. sim_ksmd_batch_ended()
+ * is exactly these three; the knobs must not change in between.
+ */
+bool sim_ksmd_batch_begin(struct sim *s);
+uint64_t sim_ksmd_steps(struct sim *s, uint64_t max, bool *ended);
+void sim_ksmd_batch_end(struct sim *s, uint64_t *ended_ns);
+
 /* --- steps as values (for the model checker) ------------------------------ */
 
 enum sim_step_kind {
