@@ -317,6 +317,12 @@ int sim_unmerge_all(struct sim *s);
 /* sim_merge.c: split a THP folio into small pages (counted and charged) */
 void sim_split_folio(struct sim *s, uint32_t frame);
 
+/*
+ * What the driver (sim_driver.c) holds per workload process, writer and
+ * event, at most: sim_admit.c counts it (sim_driver.c asserts it).
+ */
+#define SIM_DRIVER_ITEM_BYTES 128u
+
 /* Cost accounting of ksmd work. */
 static inline void sim_charge(struct sim *s, double ns)
 {
