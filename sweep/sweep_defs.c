@@ -97,9 +97,9 @@ static uint64_t scaled(const struct sweep_env *env, double v)
 
 /* --- running the engines ------------------------------------------------------- */
 
-static void keep_work(void *arg, uint64_t scans, const struct sim *s)
+static void keep_work(void *arg, const struct sim_progress *p, const struct sim *s)
 {
-	(void)scans;
+	(void)p;
 	sim_work_get(s, arg);
 }
 

@@ -4,7 +4,9 @@
  * refused naming the line of the key that does not fit (a region's size,
  * scans, time, a writer's rate), one that fits is accepted (1 TiB in a budget
  * like this project's 24 GiB machine's), and the estimate is an upper bound
- * on the memory a real run takes, within twice it, at 1 GiB simulated.
+ * on the memory a real run takes, within twice it, at 1 GiB simulated. The
+ * progress callback sees setup, every full scan and the writes; a batch run
+ * in pieces is the same batch.
  */
 #include <check.h>
 #include <signal.h>
@@ -396,6 +398,101 @@ START_TEST(the_estimate_bounds_a_real_run_within_twice)
 }
 END_TEST
 
+/* --- progress ------------------------------------------------------------------------ */
+
+struct seen {
+	uint64_t calls, setup_calls, scan_calls, last_scans, last_writes, planned;
+	uint64_t last_setup_pages;
+	bool monotone;
+};
+
+static void record(void *arg, const struct sim_progress *p, const struct sim *s)
+{
+	struct seen *seen = arg;
+
+	ck_assert_ptr_nonnull(s);
+	seen->calls++;
+	if (p->setup) {
+		seen->setup_calls++;
+		if (p->setup_pages < seen->last_setup_pages || p->setup_pages > p->setup_total)
+			seen->monotone = false;
+		seen->last_setup_pages = p->setup_pages;
+		return;
+	}
+	if (p->scans < seen->last_scans || p->writes < seen->last_writes)
+		seen->monotone = false;
+	if (p->scan_ended) {
+		seen->scan_calls++;
+		if (p->scans != seen->last_scans + 1)
+			seen->monotone = false;
+	}
+	seen->last_scans = p->scans;
+	seen->last_writes = p->writes;
+	seen->planned = p->planned_writes;
+	ck_assert_uint_eq(p->stop_scans, 5);
+}
+
+START_TEST(progress_sees_setup_scans_and_writes)
+{
+	struct workload *wl = parse("[global]\nscans = 5\npages_to_scan = 1000\n"
+				    "[region a]\npages = 20000\nfill = same\nvalue = 3\n"
+				    "[writer w]\nregion = a\npages = 0-999\nwhen = every-scan\n"
+				    "value = fresh\n");
+	struct seen seen = { .monotone = true };
+	struct sim_run_options opt = { .progress = record, .progress_arg = &seen,
+				       .progress_steps = 1000 };
+	struct trace *t;
+	char err[512];
+
+	ck_assert_int_eq(sim_run_workload(wl, &opt, &t, err, sizeof(err)), 0);
+	ck_assert(seen.monotone);
+	ck_assert_uint_ge(seen.setup_calls, 20000 / 1000 - 1);
+	ck_assert_uint_eq(seen.scan_calls, 5);
+	ck_assert_uint_eq(seen.last_scans, 5);
+	/* writes after scans 1..4 (every-scan starts after scan 1), as planned */
+	ck_assert_uint_eq(seen.last_writes, 4 * 1000);
+	ck_assert_uint_eq(seen.planned, 4 * 1000);
+	/* between the scans too: 5 scans of 20000 pages every 1000 steps */
+	ck_assert_uint_ge(seen.calls, seen.setup_calls + 5 + 5 * 20000 / 1000 - 5);
+	trace_free(t);
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(a_batch_in_pieces_is_the_same_batch)
+{
+	struct sim_config cfg;
+	struct sim *a, *b;
+	char err[128];
+
+	sim_config_default(&cfg);
+	a = sim_new(&cfg, err, sizeof(err));
+	ck_assert_ptr_nonnull(a);
+	sim_knob_store(a, WL_KNOB_PAGES_TO_SCAN, 37);
+	sim_mmap(a, sim_process_new(a), 500, -1, false, 0);
+	for (uint64_t p = 0; p < 500; p++)
+		sim_fill(a, 0, p, p % 7);
+	sim_madvise(a, 0, 0, 500, true);
+	sim_run_store(a, 1);
+	b = sim_clone(a);
+	for (int i = 0; i < 60; i++) {
+		uint64_t ea, eb, n = 0;
+		bool ended = false;
+
+		n = sim_ksmd_batch_ended(a, &ea);
+		ck_assert(sim_ksmd_batch_begin(b));
+		for (uint64_t got = 0; !ended; got += sim_ksmd_steps(b, 5, &ended))
+			ck_assert_uint_le(got, n);
+		sim_ksmd_batch_end(b, &eb);
+		ck_assert_uint_eq(ea, eb);
+		ck_assert(sim_equal(a, b));
+	}
+	ck_assert_uint_ge(sim_full_scans(a), 3);
+	sim_free(a);
+	sim_free(b);
+}
+END_TEST
+
 static Suite *sim_admit_suite(void)
 {
 	Suite *s = suite_create("sim_admit");
@@ -416,6 +513,10 @@ static Suite *sim_admit_suite(void)
 	tcase_add_test(tc, one_tib_is_accepted_in_22_gib);
 	tcase_add_test(tc, writes_make_stable_nodes_and_contents_count);
 	tcase_add_test(tc, the_estimate_bounds_a_real_run_within_twice);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("progress");
+	tcase_add_test(tc, progress_sees_setup_scans_and_writes);
+	tcase_add_test(tc, a_batch_in_pieces_is_the_same_batch);
 	suite_add_tcase(s, tc);
 	return s;
 }
