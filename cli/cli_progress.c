@@ -63,8 +63,10 @@ void cli_progress_format(const char *what, const struct sim_progress *sp, double
 		double part = denom && !sp->scan_ended ? (double)sp->scan_pages / (double)denom : 0;
 
 		f = ((double)sp->scans + (part > 0.999 ? 0.999 : part)) / (double)sp->stop_scans;
+		/* the scan under way (the first is scan 1) */
 		n = (size_t)snprintf(buf, len, "ksmkit: %s: scan %llu/%llu", what,
-				     (unsigned long long)sp->scans,
+				     (unsigned long long)(sp->scans < sp->stop_scans ? sp->scans + 1
+										: sp->scans),
 				     (unsigned long long)sp->stop_scans);
 	} else {
 		f = sp->stop_ns ? (double)sp->now_ns / (double)sp->stop_ns : 0;

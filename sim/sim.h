@@ -311,8 +311,8 @@ int sim_estimate(const struct workload *wl, const struct sim_admit_options *opt,
  * available" in @err, LINE being that of the key to change: the size of the
  * largest region when pages, stable nodes or contents dominate (or the
  * workload maps more than the simulator's 2^32 - 2 pages, every process's
- * copy counted), [global] scans or time when trace rows or page captures
- * dominate (or nothing bounds a time stop's batches), the rate of the
+ * copy counted; page captures count on this side), [global] scans or time
+ * when trace rows dominate (or nothing bounds a time stop's batches), the rate of the
  * continuous writer (or scans or time) when the run schedules more than
  * SIM_ADMIT_MAX_WRITES page writes. @est (may be NULL) gets the estimate.
  * Reads nothing of the machine: the caller measures @available.

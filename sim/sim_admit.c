@@ -718,7 +718,7 @@ int sim_admit(const struct workload *wl, const struct sim_admit_options *opt, ui
 	struct sim_estimate local, *e = est ? est : &local;
 	const struct wl_region *big;
 	char need[32], have[32], what[64], parts[384];
-	uint64_t rows_part;
+	uint64_t pages_part;
 
 	if (sim_estimate(wl, opt, e) != 0)
 		return refuse(err, errlen, "%s: out of memory", wl->path);
@@ -759,8 +759,10 @@ int sim_admit(const struct workload *wl, const struct sim_admit_options *opt, ui
 	bytes_text(e->bytes, need, sizeof(need));
 	bytes_text(available, have, sizeof(have));
 	parts_text(e, parts, sizeof(parts));
-	rows_part = add(e->trace_bytes, e->capture_bytes);
-	if (!big || rows_part > add(add(e->page_bytes, e->node_bytes), e->content_bytes))
+	/* page captures grow with the pages as much as with the rows: pages' side */
+	pages_part = add(add(add(e->page_bytes, e->node_bytes), e->content_bytes),
+			 e->capture_bytes);
+	if (!big || e->trace_bytes > pages_part)
 		return refuse(err, errlen, "%s:%u: [global] %s needs %s of simulator memory "
 			      "(%s); this machine has %s available", wl->path, wl->stop_line,
 			      stop_text(wl, what, sizeof(what)), need, parts, have);

@@ -220,9 +220,10 @@ START_TEST(page_captures_count)
 	const char *text = "[global]\nscans = 19\n[region a]\nsize = 64g\nfill = same\nvalue = 1\n";
 
 	ck_assert_int_eq(admit(text, NULL, BUDGET_22G, &without, err, sizeof(err)), 0);
-	/* 16M pages at 20 scan rows, 80 bytes each: 25 GiB more, refused at scans */
+	/* 16M pages at 20 scan rows, 80 bytes each: 25 GiB more, refused at the size */
 	ck_assert_int_eq(admit(text, &opt, BUDGET_22G, &with, err, sizeof(err)), -1);
-	assert_starts(err, "t.wl:2: [global] scans = 19 needs ");
+	assert_starts(err, "t.wl:4: [region a] size = 64g needs ");
+	ck_assert_msg(strstr(err, "page captures at every scan: "), "%s", err);
 	ck_assert_uint_ge(with.capture_bytes, UINT64_C(20) * (16 << 20) * 80);
 	ck_assert_uint_eq(with.page_bytes, without.page_bytes);
 }
