@@ -1,6 +1,7 @@
 /*
  * cli_sim.h - what the commands that run the simulator on a user's workload
- * share: the progress line on a terminal.
+ * share (sim, compare, demo): admission against this machine's memory before
+ * anything is allocated, and the progress line on a terminal.
  */
 #ifndef KSMKIT_CLI_SIM_H
 #define KSMKIT_CLI_SIM_H
@@ -11,6 +12,23 @@
 #include <time.h>
 
 #include "sim_driver.h"
+
+/*
+ * The memory admission may count on: KSMKIT_MEM_AVAILABLE when set (a size,
+ * "64g": to plan for another machine, or for tests), else MemAvailable from
+ * /proc/meminfo. 0, -1 when neither can be read (*bytes is then UINT64_MAX),
+ * -2 for a KSMKIT_MEM_AVAILABLE that is not a size.
+ */
+int cli_mem_available(uint64_t *bytes);
+
+/*
+ * Admission of a run of @wl with @opt (sim_admit) against cli_mem_available().
+ * 0 when it may run; -1 with "FILE:LINE: ..." in @err when it may not (the
+ * caller prints it and exits 2). Where memory cannot be read, only the rules
+ * that do not depend on it (the simulator's page limit, the page writes) apply.
+ */
+int cli_admit(const struct workload *wl, const struct sim_admit_options *opt, char *err,
+	      size_t errlen);
 
 /*
  * The progress line: "ksmkit: sim: scan 3/10, 34%, 00:03:12 left" on stderr,

@@ -1,7 +1,9 @@
 /*
  * cmd_sim.c - `ksmkit sim`: run a workload on the simulator and print its
- * trace (a table, CSV or JSON). A progress line goes to stderr when stderr
- * is a terminal (cli_progress).
+ * trace (a table, CSV or JSON). Admission first: a workload whose run would
+ * not fit in this machine's memory is refused before anything is allocated
+ * (cli_admit). A progress line goes to stderr when stderr is a terminal
+ * (cli_progress).
  */
 #include "cli.h"
 #include "cli_sim.h"
@@ -87,6 +89,12 @@ int cmd_sim(int argc, char **argv)
 	}
 	if (wl_parse_file(argv[optind], &wl, &werr) != 0) {
 		cli_error("%s", werr.text);
+		return CLI_USAGE;
+	}
+	if (cli_admit(wl, &(struct sim_admit_options){ .per_batch = opt.per_batch,
+						       .costs = opt.costs }, err, sizeof(err))) {
+		cli_error("%s", err);
+		wl_free(wl);
 		return CLI_USAGE;
 	}
 	cli_progress_init(&prog, "sim", quiet);
