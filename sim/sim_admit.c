@@ -632,17 +632,19 @@ static const char *bytes_text(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
-/* A region's size as a workload would write it: "size = 2t", or "pages = N". */
-static const char *size_text(uint64_t pages, char *buf, size_t len)
+/* A region's size as its key says it: "size = 2t", "pages = 100", "groups (N pages)". */
+static const char *size_text(const struct wl_region *reg, char *buf, size_t len)
 {
 	static const char suffix[] = "kmgt";
-	uint64_t bytes = pages * WL_PAGE_SIZE;
+	uint64_t bytes = reg->pages * WL_PAGE_SIZE;
 	int u = 3;
 
 	while (u >= 0 && bytes % (UINT64_C(1) << (10 * (u + 1))) != 0)
 		u--;
-	if (u < 0)
-		snprintf(buf, len, "pages = %" PRIu64, pages);
+	if (reg->size_key && strcmp(reg->size_key, "groups") == 0)
+		snprintf(buf, len, "groups (%" PRIu64 " pages)", reg->pages);
+	else if (u < 0 || (reg->size_key && strcmp(reg->size_key, "pages") == 0))
+		snprintf(buf, len, "pages = %" PRIu64, reg->pages);
 	else
 		snprintf(buf, len, "size = %" PRIu64 "%c", bytes >> (10 * (u + 1)), suffix[u]);
 	return buf;
@@ -729,7 +731,7 @@ int sim_admit(const struct workload *wl, const struct sim_admit_options *opt, ui
 		return refuse(err, errlen, "%s:%u: [region %s] %s: the simulator holds at most "
 			      "%" PRIu64 " pages (16 TiB) in all, every process's copy counted "
 			      "(a THP page as three); this workload maps %" PRIu64, wl->path,
-			      big->size_line, big->name, size_text(big->pages, what, sizeof(what)),
+			      big->size_line, big->name, size_text(big, what, sizeof(what)),
 			      MAX_PAGES, e->pages);
 	if (e->writes != SIM_WRITES_UNKNOWN && e->writes > SIM_ADMIT_MAX_WRITES) {
 		if (e->top_writer >= 0 && e->continuous_writes >= e->writes / 2) {
@@ -768,5 +770,5 @@ int sim_admit(const struct workload *wl, const struct sim_admit_options *opt, ui
 			      stop_text(wl, what, sizeof(what)), need, parts, have);
 	return refuse(err, errlen, "%s:%u: [region %s] %s needs %s of simulator memory (%s); "
 		      "this machine has %s available", wl->path, big->size_line, big->name,
-		      size_text(big->pages, what, sizeof(what)), need, parts, have);
+		      size_text(big, what, sizeof(what)), need, parts, have);
 }

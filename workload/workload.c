@@ -781,6 +781,7 @@ static int region_page_count(struct wl_ctx *ctx, const struct raw_section *sec,
 	}
 	/* where the page count was given, for messages about its size */
 	reg->size_line = size ? size->line : pages ? pages->line : sec->line;
+	reg->size_key = size ? "size" : "pages";
 	if (!size && !pages) {
 		if (reg->fill != WL_FILL_GROUPS) {
 			wl_fail(ctx, sec->line, "%s needs size or pages", sec->title);
@@ -788,6 +789,7 @@ static int region_page_count(struct wl_ctx *ctx, const struct raw_section *sec,
 		}
 		reg->pages = from_groups;
 		reg->size_line = find_key(sec, "groups")->line;
+		reg->size_key = "groups";
 	}
 	if (reg->fill == WL_FILL_GROUPS && reg->pages != from_groups) {
 		wl_fail(ctx, (size ? size : pages)->line,

@@ -148,6 +148,7 @@ struct wl_region {
 	char name[WL_NAME_MAX + 1];
 	unsigned line;          /* of the [region NAME] header */
 	unsigned size_line;     /* of its size, pages or groups key */
+	const char *size_key;   /* which of the three ("size", "pages", "groups") */
 	size_t process;         /* owning process */
 	uint64_t pages;
 	enum wl_fill fill;
