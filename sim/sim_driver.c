@@ -337,10 +337,16 @@ static void update_streams(struct run *r)
 	}
 }
 
-/* Every continuous write due by now, in time order per writer. */
+/*
+ * Every continuous write due by now, in time order per writer; in a run that
+ * stops at time = T, none due after T (the batch that crossed T ends the run).
+ */
 static int run_streams(struct run *r)
 {
 	uint64_t now = sim_now_ns(r->s);
+
+	if (r->wl->stop == WL_STOP_TIME && now > r->wl->stop_time_ns)
+		now = r->wl->stop_time_ns;
 
 	for (size_t i = 0; i < r->wl->nwriters; i++) {
 		const struct wl_writer *w = &r->wl->writers[i];
