@@ -46,8 +46,10 @@
  *    allocator's top padding, the stack and first touches of the library.
  *
  * Time: a run that stops after time = T has at most T / (the shortest batch
- * plus sleep the cost model allows) batches, which bounds its rows, scans and
- * every-scan writes; a continuous writer writes T / interval pages. A run that
+ * plus sleep the cost model allows) batches, and at most T / (the cheapest
+ * visit times the pages every full scan must visit) full scans, which bound
+ * its rows and every-scan writes; a continuous writer writes T / interval
+ * pages. A run that
  * stops after N scans has exactly N + 1 scan rows, but how much simulated time
  * it spans is known only while it runs: its continuous writes are counted as
  * unknown (the progress line estimates them). More than SIM_ADMIT_MAX_WRITES
@@ -155,6 +157,7 @@ struct plan {
 	struct region_use *use;
 	uint64_t scans_applied; /* scans after which steps run, at most */
 	uint64_t iterations;    /* driver loop iterations of a time stop, at most */
+	uint64_t time_scans;    /* full scans of a time stop, at most */
 	uint64_t span_bytes;    /* bytes any write can reach in a page */
 	uint64_t every_scan_writes, continuous_writes;
 	size_t top_writer;      /* the continuous writer with the most writes */
@@ -323,6 +326,66 @@ static uint64_t count_events(struct plan *pl, uint8_t *reached)
 	return writes;
 }
 
+/* Whether some event of @wl does @action to region @r, or exits a process holding it. */
+static bool region_event(const struct workload *wl, size_t r, enum wl_action action)
+{
+	for (size_t i = 0; i < wl->nevents; i++) {
+		const struct wl_event *ev = &wl->events[i];
+
+		if (ev->action == action && action == WL_ACT_EXIT &&
+		    descends_from(wl, ev->process, wl->regions[r].process))
+			return true;
+		if (ev->action == action && ev->region == (long)r)
+			return true;
+	}
+	return false;
+}
+
+/* A write of the value 0 into region @r (a zero page, with use_zero_pages). */
+static bool writes_zero(const struct workload *wl, size_t r)
+{
+	for (size_t i = 0; i < wl->nwriters; i++)
+		if (wl->writers[i].region == r && !wl->writers[i].value.fresh &&
+		    wl->writers[i].value.value == 0)
+			return true;
+	for (size_t i = 0; i < wl->nevents; i++)
+		if (wl->events[i].action == WL_ACT_WRITE && wl->events[i].region == (long)r &&
+		    !wl->events[i].value.fresh && wl->events[i].value.value == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The simulated time a full scan takes at least: every page of the regions
+ * mergeable from setup to the end (nothing unmaps, unmerges or exits them)
+ * with contents present, and not mapped to the zero page by use_zero_pages,
+ * is visited, for visit_ns (or the cheaper of it and visit_pmd_ns in a THP
+ * region). This bounds how many full scans fit in time = T.
+ */
+static double scan_ns_at_least(const struct workload *wl, const struct sim_costs *c)
+{
+	bool zero_pages = wl->knobs[WL_KNOB_USE_ZERO_PAGES];
+	double pmd = c->visit_pmd_ns < c->visit_ns ? c->visit_pmd_ns : c->visit_ns, ns = 0;
+
+	for (size_t i = 0; i < wl->nevents; i++)
+		zero_pages |= wl->events[i].action == WL_ACT_SET &&
+			      wl->events[i].knob == WL_KNOB_USE_ZERO_PAGES;
+	for (size_t r = 0; r < wl->nregions; r++) {
+		const struct wl_region *reg = &wl->regions[r];
+
+		if (reg->merge == WL_MERGE_NONE || reg->fill == WL_FILL_NONE ||
+		    region_event(wl, r, WL_ACT_UNMAP) || region_event(wl, r, WL_ACT_UNMERGE) ||
+		    region_event(wl, r, WL_ACT_EXIT))
+			continue;
+		if (zero_pages && (reg->fill == WL_FILL_ZERO || reg->fill == WL_FILL_GROUPS ||
+				   (reg->fill == WL_FILL_SAME && reg->value == 0) ||
+				   writes_zero(wl, r)))
+			continue;
+		ns += (double)reg->pages * (reg->thp == WL_THP_ALWAYS ? pmd : c->visit_ns);
+	}
+	return ns;
+}
+
 static int plan_init(struct plan *pl, const struct workload *wl, const struct sim_admit_options *opt)
 {
 	struct sim_config cfg;
@@ -345,9 +408,14 @@ static int plan_init(struct plan *pl, const struct workload *wl, const struct si
 	} else {
 		uint64_t shortest = shortest_iteration_ns(pl);
 
+		double scan_ns = scan_ns_at_least(wl, &pl->costs);
+
 		pl->iterations = shortest ? wl->stop_time_ns / shortest + 1 : UINT64_MAX;
-		/* every iteration ends at most one full scan */
-		pl->scans_applied = add(pl->iterations, 1);
+		/* every iteration ends at most one full scan, which visits every page */
+		pl->time_scans = pl->iterations;
+		if (scan_ns >= 1 && scan_ns > (double)shortest)
+			pl->time_scans = (uint64_t)((double)wl->stop_time_ns / scan_ns) + 1;
+		pl->scans_applied = add(pl->time_scans, 1);
 	}
 	return 0;
 }
@@ -443,7 +511,7 @@ static uint64_t trace_rows(const struct plan *pl, uint64_t pages, uint64_t *scan
 		batches = pts ? mul(wl->stop_scans, pages / pts + 2) : UINT64_MAX;
 		return add(*scan_rows, batches);
 	}
-	*scan_rows = add(pl->iterations, 1);
+	*scan_rows = add(pl->time_scans, 1);
 	/* and the row where the time ran out */
 	return add(*scan_rows, pl->opt && pl->opt->per_batch ? add(pl->iterations, 1) : 1);
 }
@@ -752,10 +820,12 @@ int sim_admit(const struct workload *wl, const struct sim_admit_options *opt, ui
 			      (double)SIM_ADMIT_MAX_WRITES);
 	}
 	if (e->rows == UINT64_MAX && wl->stop == WL_STOP_TIME)
-		return refuse(err, errlen, "%s:%u: [global] %s: with this cost model a batch can "
-			      "take no simulated time (batch_ns and the sleep are 0), so nothing "
-			      "bounds the run's batches", wl->path, wl->stop_line,
-			      stop_text(wl, what, sizeof(what)));
+		return refuse(err, errlen, "%s:%u: [global] %s: with this cost model a %s can "
+			      "take no simulated time (batch_ns and the sleep are 0%s), so nothing "
+			      "bounds the run's trace rows", wl->path, wl->stop_line,
+			      stop_text(wl, what, sizeof(what)),
+			      opt && opt->per_batch ? "batch" : "full scan",
+			      opt && opt->per_batch ? "" : ", and no page is visited at a cost");
 	if (e->bytes <= available)
 		return 0;
 	bytes_text(e->bytes, need, sizeof(need));

@@ -200,7 +200,19 @@ START_TEST(a_time_stop_without_a_shortest_batch_is_refused_at_the_time_line)
 
 	sim_config_default(&cfg);
 	cfg.costs.batch_ns = 0;
+	/* a full scan still visits its 10 pages: the scan rows are bounded */
 	opt = (struct sim_admit_options){ .costs = &cfg.costs };
+	ck_assert_msg(admit("[global]\nsleep_millisecs = 0\ntime = 10s\n[region a]\npages = 10\n"
+			    "fill = same\nvalue = 1\n",
+			    &opt, BUDGET_22G, NULL, err, sizeof(err)) == 0, "%s", err);
+	/* but not the rows of batches, nor scans that cost nothing */
+	opt.per_batch = true;
+	ck_assert_int_eq(admit("[global]\nsleep_millisecs = 0\ntime = 10s\n[region a]\npages = 10\n"
+			       "fill = same\nvalue = 1\n",
+			       &opt, BUDGET_22G, NULL, err, sizeof(err)), -1);
+	assert_starts(err, "t.wl:3: [global] time = 10s: ");
+	opt.per_batch = false;
+	cfg.costs.visit_ns = cfg.costs.visit_pmd_ns = 0;
 	ck_assert_int_eq(admit("[global]\nsleep_millisecs = 0\ntime = 10s\n[region a]\npages = 10\n"
 			       "fill = same\nvalue = 1\n",
 			       &opt, BUDGET_22G, NULL, err, sizeof(err)), -1);
@@ -292,6 +304,52 @@ START_TEST(writes_make_stable_nodes_and_contents_count)
 END_TEST
 
 /* --- the estimate against a real run ---------------------------------------------- */
+
+static void last_writes(void *arg, const struct sim_progress *p, const struct sim *s)
+{
+	(void)s;
+	*(uint64_t *)arg = p->writes;
+}
+
+START_TEST(a_time_stop_has_no_more_rows_or_writes_than_estimated)
+{
+	static const char *const runs[] = {
+		"[global]\ntime = 2s\nsleep_millisecs = 0\n[region a]\npages = 4096\n"
+		"fill = same\nvalue = 3\n[writer w]\nregion = a\npages = every:8\n"
+		"when = continuous\nrate = 100000\nvalue = fresh\n",
+		"[global]\ntime = 30s\n[region a]\npages = 2048\nfill = unique\nthp = always\n"
+		"[writer w]\nregion = a\npages = random:10\nwhen = every-scan\nfrom = 0\n"
+		"value = fresh\n",
+		"[global]\ntime = 5s\npages_to_scan = 50\nsleep_millisecs = 0\n[region a]\n"
+		"pages = 300\nfill = zero\n[region b]\npages = 100\nfill = same\nvalue = 1\n"
+		"merge = none\n",
+	};
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		for (int per_batch = 0; per_batch < 2; per_batch++) {
+			struct workload *wl = parse(runs[i]);
+			struct sim_admit_options aopt = { .per_batch = per_batch };
+			uint64_t writes = 0;
+			struct sim_run_options opt = { .per_batch = per_batch,
+						       .progress = last_writes,
+						       .progress_arg = &writes,
+						       .progress_steps = 1 };
+			struct sim_estimate est;
+			struct trace *t;
+			char err[512];
+
+			ck_assert_int_eq(sim_estimate(wl, &aopt, &est), 0);
+			ck_assert_int_eq(sim_run_workload(wl, &opt, &t, err, sizeof(err)), 0);
+			ck_assert_msg(t->nrows <= est.rows, "run %zu: %zu rows, %llu estimated", i,
+				      t->nrows, (unsigned long long)est.rows);
+			ck_assert_msg(writes <= est.writes, "run %zu: %llu writes, %llu estimated", i,
+				      (unsigned long long)writes, (unsigned long long)est.writes);
+			trace_free(t);
+			wl_free(wl);
+		}
+	}
+}
+END_TEST
 
 static uint64_t status_kib(const char *field)
 {
@@ -513,6 +571,7 @@ static Suite *sim_admit_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, one_tib_is_accepted_in_22_gib);
 	tcase_add_test(tc, writes_make_stable_nodes_and_contents_count);
+	tcase_add_test(tc, a_time_stop_has_no_more_rows_or_writes_than_estimated);
 	tcase_add_test(tc, the_estimate_bounds_a_real_run_within_twice);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("progress");
