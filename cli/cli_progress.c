@@ -84,9 +84,10 @@ void cli_progress_format(const char *what, const struct sim_progress *sp, double
 		/* a continuous writer in a scans stop: extrapolate from the progress */
 		n += (size_t)snprintf(buf + n, len - n, ", %.3g page writes of ~%.3g",
 				      (double)sp->writes, f > 0 ? (double)sp->writes / f : 0);
+	/* before 1% the rate so far says little (setup starts by zeroing arrays) */
 	if (n < len)
 		snprintf(buf + n, len - n, ", %.0f%%, %s left", f * 100,
-			 clock_text(f > 0 ? spent * (1 - f) / f : -1, left, sizeof(left)));
+			 clock_text(f >= 0.01 ? spent * (1 - f) / f : -1, left, sizeof(left)));
 }
 
 void cli_progress_init(struct cli_progress *p, const char *what, bool quiet)
