@@ -52,8 +52,11 @@ void cli_progress_init(struct cli_progress *p, const char *what, bool quiet);
 void cli_progress_hook(void *arg, const struct sim_progress *sp, const struct sim *s);
 void cli_progress_done(struct cli_progress *p);
 
-/* The line for @sp after @elapsed seconds (@run_elapsed since setup), in @buf. */
+/*
+ * The line for @sp after @elapsed seconds (@run_elapsed since setup), in @buf,
+ * at most @width characters (0: any): the page writes are left out first.
+ */
 void cli_progress_format(const char *what, const struct sim_progress *sp, double elapsed,
-			 double run_elapsed, char *buf, size_t len);
+			 double run_elapsed, size_t width, char *buf, size_t len);
 
 #endif
