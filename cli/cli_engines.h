@@ -19,6 +19,12 @@
  */
 #define ENGINES_TOLERANCE 0.25
 
+/*
+ * What comparing a run keeps per simulated page at every scan row: the
+ * simulator's page partition and the kernel's (for admission, cli_sim.h).
+ */
+#define ENGINES_CAPTURE_BYTES (2 * sizeof(struct cmp_page))
+
 /* What one engine produced. */
 struct engine_run {
 	struct trace *trace;

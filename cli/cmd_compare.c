@@ -15,6 +15,7 @@
 #include "cli_args.h"
 #include "cli_engines.h"
 #include "cli_output.h"
+#include "cli_sim.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -148,6 +149,14 @@ static int compare_workload(const char *path, const struct compare_args *args)
 
 	if (wl_parse_file(path, &wl, &werr) != 0) {
 		cli_error("%s", werr.text);
+		return CLI_USAGE;
+	}
+	/* before the kernel runs: the simulator's side must fit beside both traces */
+	if (cli_admit(wl, &(struct sim_admit_options){ .costs = &args->costs, .traces = 2,
+						       .capture_bytes = ENGINES_CAPTURE_BYTES },
+		      msg, sizeof(msg)) != 0) {
+		cli_error("%s", msg);
+		wl_free(wl);
 		return CLI_USAGE;
 	}
 	cmp_report_init(&rep);

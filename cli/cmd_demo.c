@@ -14,6 +14,7 @@
 #include "cli_args.h"
 #include "cli_engines.h"
 #include "cli_output.h"
+#include "cli_sim.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -262,8 +263,15 @@ static size_t parse_all(struct demo *d, char **paths, size_t n, struct workload 
 		struct wl_error werr;
 
 		if (wl_parse_file(paths[i], &wls[ok], &werr) == 0) {
-			ok++;
-			continue;
+			/* refused by admission (cli_sim.h): as bad as a parse error */
+			if (cli_admit(wls[ok], &(struct sim_admit_options){
+					      .costs = &d->costs, .traces = 2,
+					      .capture_bytes = ENGINES_CAPTURE_BYTES },
+				      werr.text, sizeof(werr.text)) == 0) {
+				ok++;
+				continue;
+			}
+			wl_free(wls[ok]);
 		}
 		d->failed++;
 		printf("%-28s BAD       %s\n", base_name(paths[i]), werr.text);

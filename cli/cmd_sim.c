@@ -1,52 +1,18 @@
 /*
  * cmd_sim.c - `ksmkit sim`: run a workload on the simulator and print its
- * trace (a table, CSV or JSON). A progress line goes to stderr when stderr is
- * a terminal and the run takes more than two seconds.
+ * trace (a table, CSV or JSON). Admission first: a workload whose run would
+ * not fit in this machine's memory is refused before anything is allocated
+ * (cli_admit). A progress line goes to stderr when stderr is a terminal
+ * (cli_progress).
  */
 #include "cli.h"
 #include "cli_args.h"
 #include "cli_output.h"
-#include "sim_driver.h"
+#include "cli_sim.h"
 
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 enum format { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON };
-
-struct progress {
-	const struct workload *wl;
-	struct timespec start;
-	bool enabled, shown;
-};
-
-static double elapsed_s(const struct timespec *start)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
-}
-
-static void show_progress(void *arg, uint64_t scans, const struct sim *s)
-{
-	struct progress *p = arg;
-	int64_t c[TRACE_COUNTER_COUNT];
-	double t = elapsed_s(&p->start);
-
-	if (!p->enabled || t < 2.0)
-		return;
-	sim_counters(s, c);
-	if (p->wl->stop == WL_STOP_SCANS)
-		fprintf(stderr, "\rksmkit sim: scan %llu/%llu, pages_sharing %lld, %.0f s ",
-			(unsigned long long)scans, (unsigned long long)p->wl->stop_scans,
-			(long long)c[TRACE_PAGES_SHARING], t);
-	else
-		fprintf(stderr, "\rksmkit sim: scan %llu, simulated %.1f/%.1f s, pages_sharing %lld ",
-			(unsigned long long)scans, (double)sim_now_ns(s) / 1e9,
-			(double)p->wl->stop_time_ns / 1e9, (long long)c[TRACE_PAGES_SHARING]);
-	p->shown = true;
-}
 
 static int write_trace(const struct trace *t, enum format format, const char *path)
 {
@@ -102,7 +68,8 @@ int cmd_sim(int argc, char **argv)
 	struct sim_costs costs;
 	struct sim_config defaults;
 	char cerr[512];
-	struct progress prog = { 0 };
+	struct cli_progress prog;
+	bool quiet = false;
 	enum format format = FORMAT_TABLE;
 	const char *output = NULL, *value;
 	struct cli_args args;
@@ -114,14 +81,13 @@ int cmd_sim(int argc, char **argv)
 
 	if (parse_args(argc, argv, &args) != 0)
 		return CLI_USAGE;
-	prog.enabled = isatty(STDERR_FILENO);
 	while ((c = cli_args_next(&args, &value)) != -1) {
 		switch (c) {
 		case 'c': format = FORMAT_CSV; break;
 		case 'j': format = FORMAT_JSON; break;
 		case 'b': opt.per_batch = true; break;
 		case 'o': output = value; break;
-		case 'q': prog.enabled = false; break;
+		case 'q': quiet = true; break;
 		case 'C':
 			sim_config_default(&defaults);
 			costs = defaults.costs;
@@ -137,13 +103,18 @@ int cmd_sim(int argc, char **argv)
 		cli_error("%s", werr.text);
 		return CLI_USAGE;
 	}
-	prog.wl = wl;
-	clock_gettime(CLOCK_MONOTONIC, &prog.start);
-	opt.progress = show_progress;
+	if (cli_admit(wl, &(struct sim_admit_options){ .per_batch = opt.per_batch,
+						       .costs = opt.costs }, err, sizeof(err))) {
+		cli_error("%s", err);
+		wl_free(wl);
+		return CLI_USAGE;
+	}
+	cli_progress_init(&prog, "sim", quiet);
+	opt.progress = cli_progress_hook;
 	opt.progress_arg = &prog;
+	opt.progress_steps = CLI_PROGRESS_STEPS;
 	rc = sim_run_workload(wl, &opt, &trace, err, sizeof(err));
-	if (prog.shown)
-		fputc('\n', stderr);
+	cli_progress_done(&prog);
 	if (rc != 0)
 		cli_error("sim: %s: %s", args.operand[0], err);
 	if (trace && (rc == 0 || format == FORMAT_TABLE)) {

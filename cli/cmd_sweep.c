@@ -8,6 +8,7 @@
 #include "cli_args.h"
 #include "cli_engines.h"
 #include "cli_output.h"
+#include "cli_sim.h"
 #include "guest.h"
 #include "sweep.h"
 
@@ -242,6 +243,8 @@ static int make_env(const struct sweep_args *a, struct sweep_env *env, struct si
 			return -1;
 		env->costs = costs;
 	}
+	if (cli_mem_available(&env->mem_available) != 0)
+		env->mem_available = 0; /* unknown: not checked */
 	env->kernel = !a->sim_only && kernel_usable(why, sizeof(why));
 	if (!a->sim_only && !a->no_guest)
 		env->guest_dir = kg_default_dir(GUEST_BUILD_DIR);

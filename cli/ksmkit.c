@@ -36,9 +36,18 @@ static const char sim_usage[] =
 	"                 over the workload or the costs file)\n"
 	"  -q, --quiet    no progress line on stderr\n"
 	"\n"
+	"Admission: before anything is allocated, the run's memory is bounded (48\n"
+	"bytes a simulated page in every process, so 12 GiB for 1 TiB, plus stable\n"
+	"nodes, written contents and trace rows) and the run is refused, with\n"
+	"FILE:LINE of the size, scans, time or rate to change, when it needs more than\n"
+	"MemAvailable (or KSMKIT_MEM_AVAILABLE, e.g. 64g), maps more than 2^32 - 2\n"
+	"pages, or schedules more than 1e12 page writes.\n"
+	"On a terminal a progress line on stderr shows the scan or simulated time\n"
+	"against the workload's stop, page writes done and planned, and the time left.\n"
+	"\n"
 	"Exit status: 0 ok, 1 the run failed (a store answered otherwise than the\n"
 	"workload expects, or full scans stopped advancing) or the trace could not\n"
-	"be written, 2 bad usage or workload.\n";
+	"be written, 2 bad usage or workload (refused by admission included).\n";
 
 static const char run_usage[] =
 	"usage: ksmkit run FILE.wl [--csv|--json] [-o FILE] [-q|--quiet] [--force]\n"

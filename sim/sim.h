@@ -194,6 +194,19 @@ uint64_t sim_ksmd_batch_ended(struct sim *s, uint64_t *ended_ns);
 /* Whether ksmd would scan now (run = 1 and some mm registered). */
 bool sim_ksmd_runnable(const struct sim *s);
 
+/*
+ * The same batch in pieces, for a caller that reports progress inside a long
+ * batch: sim_ksmd_batch_begin() (false, and nothing changed, when ksmd would
+ * not run now), then sim_ksmd_steps() as often as it likes, each doing up to
+ * @max steps and setting *@ended once the batch is over (pages_to_scan
+ * reached, or the cursor wrapped), then sim_ksmd_batch_end(), which charges
+ * the batch, sets *@ended_ns (may be NULL) and sleeps. sim_ksmd_batch_ended()
+ * is exactly these three; the knobs must not change in between.
+ */
+bool sim_ksmd_batch_begin(struct sim *s);
+uint64_t sim_ksmd_steps(struct sim *s, uint64_t max, bool *ended);
+void sim_ksmd_batch_end(struct sim *s, uint64_t *ended_ns);
+
 /* --- steps as values (for the model checker) ------------------------------ */
 
 enum sim_step_kind {
@@ -241,6 +254,71 @@ struct sim_alphabet {
  */
 size_t sim_enabled_steps(const struct sim *s, const struct sim_alphabet *alpha,
 			 struct sim_step *out, size_t max);
+
+/* --- admission: what a workload's run will hold, before it starts --------- */
+
+/*
+ * Page writes admission lets one run schedule: at some ten million a second
+ * (the simulator's pace on a busy host), more than a day of host time.
+ */
+#define SIM_ADMIT_MAX_WRITES UINT64_C(1000000000000)
+/* sim_estimate.writes of a run whose writes are known only as it runs */
+#define SIM_WRITES_UNKNOWN UINT64_MAX
+
+/* What the caller of sim_run_workload() will keep beside the simulator. */
+struct sim_admit_options {
+	bool per_batch;             /* rows after every batch (sim_run_options.per_batch) */
+	const struct sim_costs *costs; /* the run's cost model; NULL: the defaults */
+	unsigned traces;            /* traces of this size held at once; 0 means 1 */
+	size_t capture_bytes;       /* bytes kept per simulated page at every scan row
+				     * (a scan hook's page partition); 0: none */
+};
+
+/*
+ * An upper bound on the memory (resident bytes) a run of the workload on the
+ * simulator can take, by part, with the counts behind it. Every part is
+ * derived from the structs the simulator really allocates and their growth
+ * rules (the model, and what it assumes of stable nodes, is described at the
+ * top of sim_admit.c); a part that has no bound is UINT64_MAX.
+ */
+struct sim_estimate {
+	uint64_t bytes;          /* the bound: the sum of the parts */
+	uint64_t page_bytes;     /* page slots and frames */
+	uint64_t node_bytes;     /* stable nodes */
+	uint64_t content_bytes;  /* written (patched) page contents */
+	uint64_t trace_bytes;    /* trace rows, their per-process columns, outcomes */
+	uint64_t capture_bytes;  /* the caller's page captures */
+	uint64_t other_bytes;    /* the machine, processes, areas, driver, allocator */
+	uint64_t pages;          /* simulated pages, every process's copy */
+	uint64_t thp_pages;      /* of those, in THP regions (they cost frames twice) */
+	unsigned page_cost;      /* bytes a simulated page costs in slots and frames */
+	uint64_t stable_nodes;   /* stable nodes at most */
+	uint64_t contents;       /* patched contents at most */
+	uint64_t rows;           /* trace rows at most */
+	uint64_t writes;         /* page writes scheduled, or SIM_WRITES_UNKNOWN (a
+				  * continuous writer in a run that stops after scans) */
+	uint64_t continuous_writes; /* of those, by continuous writers */
+	long top_writer;         /* the continuous writer with the most writes, or -1 */
+};
+
+/* Fill @out for a run of @wl with @opt (NULL: none). 0, or -1 out of memory. */
+int sim_estimate(const struct workload *wl, const struct sim_admit_options *opt,
+		 struct sim_estimate *out);
+
+/*
+ * Admission: may @wl run on a machine with @available bytes of memory? 0 when
+ * it fits. -1 with "FILE:LINE: what does not fit, what it needs and what is
+ * available" in @err, LINE being that of the key to change: the size of the
+ * largest region when pages, stable nodes or contents dominate (or the
+ * workload maps more than the simulator's 2^32 - 2 pages, every process's
+ * copy counted; page captures count on this side), [global] scans or time
+ * when trace rows dominate (or nothing bounds a time stop's batches), the rate of the
+ * continuous writer (or scans or time) when the run schedules more than
+ * SIM_ADMIT_MAX_WRITES page writes. @est (may be NULL) gets the estimate.
+ * Reads nothing of the machine: the caller measures @available.
+ */
+int sim_admit(const struct workload *wl, const struct sim_admit_options *opt, uint64_t available,
+	      struct sim_estimate *est, char *err, size_t errlen);
 
 /* --- observation ---------------------------------------------------------- */
 

@@ -25,8 +25,15 @@ struct stream {
 	bool active, done;
 };
 
+/* The driver's per-item state stays within what admission counts. */
+_Static_assert(sizeof(struct stream) + sizeof(struct wl_rng) <= SIM_DRIVER_ITEM_BYTES &&
+	       sizeof(int) + sizeof(bool) + TRACE_NAME_MAX + 1 + sizeof(char *) <=
+		       SIM_DRIVER_ITEM_BYTES,
+	       "the driver's state per writer or process outgrew SIM_DRIVER_ITEM_BYTES");
+
 struct run {
 	const struct workload *wl;
+	const struct sim_run_options *opt;
 	enum wl_kernel kernel;   /* the semantics followed */
 	struct sim *s;
 	struct trace *trace;
@@ -37,6 +44,9 @@ struct run {
 	struct stream *stream;
 	uint64_t fresh;          /* next fresh counter */
 	uint64_t scans;          /* full scans completed since the start */
+	struct sim_progress prog; /* what the progress callback is told */
+	uint64_t work;           /* units of work since the last progress call */
+	uint64_t scan_start;     /* ksmd's visits when the scan under way began */
 	char *err;
 	size_t errlen;
 };
@@ -51,6 +61,43 @@ static int fail(struct run *r, const char *fmt, ...)
 	vsnprintf(r->err, r->errlen, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+/* --- progress ------------------------------------------------------------------- */
+
+static uint64_t mergeable_pages(const struct sim *s)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < s->nmm; i++)
+		if (s->mm[i].state == MM_ALIVE)
+			n += s->mm[i].mergeable_pages;
+	return n;
+}
+
+static void report(struct run *r, bool scan_ended)
+{
+	struct sim_progress *p = &r->prog;
+
+	r->work = 0;
+	if (!r->opt || !r->opt->progress)
+		return;
+	p->scan_ended = scan_ended;
+	p->scans = r->scans;
+	if (r->s) {
+		p->now_ns = sim_now_ns(r->s);
+		p->scan_pages = r->s->work.visits - r->scan_start;
+		p->mergeable_pages = mergeable_pages(r->s);
+	}
+	r->opt->progress(r->opt->progress_arg, p, r->s);
+}
+
+/* @n more units of work done: tell the callback every progress_steps. */
+static inline void worked(struct run *r, uint64_t n)
+{
+	r->work += n;
+	if (r->opt && r->opt->progress_steps && r->work >= r->opt->progress_steps)
+		report(r, false);
 }
 
 /* --- rows --------------------------------------------------------------------- */
@@ -111,6 +158,8 @@ static int write_pages(struct run *r, size_t proc, size_t region, const struct w
 			return fail(r, "write to page %llu of region %s: %s",
 				    (unsigned long long)page, r->wl->regions[region].name,
 				    strerror(err));
+		r->prog.writes++;
+		worked(r, 1);
 	}
 	return 0;
 }
@@ -288,10 +337,16 @@ static void update_streams(struct run *r)
 	}
 }
 
-/* Every continuous write due by now, in time order per writer. */
+/*
+ * Every continuous write due by now, in time order per writer; in a run that
+ * stops at time = T, none due after T (the batch that crossed T ends the run).
+ */
 static int run_streams(struct run *r)
 {
 	uint64_t now = sim_now_ns(r->s);
+
+	if (r->wl->stop == WL_STOP_TIME && now > r->wl->stop_time_ns)
+		now = r->wl->stop_time_ns;
 
 	for (size_t i = 0; i < r->wl->nwriters; i++) {
 		const struct wl_writer *w = &r->wl->writers[i];
@@ -317,6 +372,8 @@ static int run_streams(struct run *r)
 			if (err)
 				return fail(r, "[writer %s]: write failed: %s", w->name, strerror(err));
 			st->next_ns += st->interval_ns;
+			r->prog.writes++;
+			worked(r, 1);
 		}
 	}
 	return 0;
@@ -366,6 +423,8 @@ static int setup_region(struct run *r, size_t index)
 
 		if (wl_region_initial_value(reg, p, &value) && sim_fill(r->s, area, p, value))
 			return fail(r, "[region %s]: out of memory", reg->name);
+		r->prog.setup_pages++;
+		worked(r, 1);
 	}
 	if (reg->merge == WL_MERGE_MADVISE)
 		sim_madvise(r->s, area, 0, reg->pages, true);
@@ -387,6 +446,7 @@ static int setup(struct run *r)
 		if (setup_region(r, i) != 0)
 			return -1;
 	sim_run_store(r->s, 1);
+	r->prog.setup = false;
 	return 0;
 }
 
@@ -428,8 +488,9 @@ static int after_full_scan(struct run *r, const struct sim_run_options *opt, uin
 	r->scans++;
 	if (scan_row(r, opt, ended) != 0)
 		return -1;
-	if (opt && opt->progress)
-		opt->progress(opt->progress_arg, r->scans, r->s);
+	r->prog.last_scan_pages = r->s->work.visits - r->scan_start;
+	r->scan_start = r->s->work.visits;
+	report(r, true);
 	if (finished(r))
 		return 0;
 	if (apply_steps(r) != 0)
@@ -438,17 +499,31 @@ static int after_full_scan(struct run *r, const struct sim_run_options *opt, uin
 	return 0;
 }
 
+/* A batch's steps, in pieces when progress is reported (sim_ksmd_steps). */
+static void batch(struct run *r)
+{
+	uint64_t every = r->opt && r->opt->progress ? r->opt->progress_steps : 0;
+	bool ended = false;
+
+	while (!ended) {
+		uint64_t want = every ? (every > r->work ? every - r->work : 1) : UINT64_MAX;
+
+		worked(r, sim_ksmd_steps(r->s, want, &ended));
+	}
+}
+
 static int loop(struct run *r, const struct sim_run_options *opt)
 {
 	while (!finished(r)) {
 		uint64_t before = sim_full_scans(r->s), ended = sim_now_ns(r->s);
 
-		if (!sim_ksmd_runnable(r->s)) {
+		if (!sim_ksmd_batch_begin(r->s)) {
 			if (idle(r) != 0)
 				return -1;
 			ended = sim_now_ns(r->s);
 		} else {
-			sim_ksmd_batch_ended(r->s, &ended);
+			batch(r);
+			sim_ksmd_batch_end(r->s, &ended);
 		}
 		if (opt && opt->per_batch && record_row_at(r, TRACE_ROW_BATCH, ended) != 0)
 			return -1;
@@ -526,7 +601,10 @@ static void free_run(struct run *r)
 int sim_run_workload(const struct workload *wl, const struct sim_run_options *opt,
 		     struct trace **out, char *err, size_t errlen)
 {
-	struct run r = { .wl = wl, .err = err, .errlen = errlen };
+	struct run r = { .wl = wl, .opt = opt, .err = err, .errlen = errlen };
+	struct sim_admit_options aopt = { .per_batch = opt && opt->per_batch,
+					  .costs = opt ? opt->costs : NULL };
+	struct sim_estimate est;
 	struct sim_config cfg;
 	int rc = -1;
 
@@ -542,6 +620,14 @@ int sim_run_workload(const struct workload *wl, const struct sim_run_options *op
 		fail(&r, "out of memory");
 		goto out;
 	}
+	r.prog.setup = true;
+	r.prog.stop_scans = wl->stop == WL_STOP_SCANS ? wl->stop_scans : 0;
+	r.prog.stop_ns = wl->stop == WL_STOP_TIME ? wl->stop_time_ns : 0;
+	r.prog.planned_writes = SIM_WRITES_UNKNOWN;
+	if (opt && opt->progress && sim_estimate(wl, &aopt, &est) == 0)
+		r.prog.planned_writes = est.writes;
+	for (size_t i = 0; i < wl->nregions; i++)
+		r.prog.setup_total += wl->regions[i].pages;
 	r.s = sim_new(&cfg, err, errlen);
 	if (!r.s)
 		goto out;

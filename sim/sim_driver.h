@@ -16,6 +16,27 @@
 
 #include "sim.h"
 
+/*
+ * Where a run is, for a progress line: handed to sim_run_options.progress
+ * after every full scan and, when progress_steps is set, every that many
+ * units of work (pages set up, ksmd steps, page writes) between them.
+ */
+struct sim_progress {
+	bool setup;               /* still mapping and filling the regions */
+	uint64_t setup_pages;     /* setup: pages filled so far ... */
+	uint64_t setup_total;     /* ... of this many (every region's) */
+	bool scan_ended;          /* this call comes right after a full scan */
+	uint64_t scans;           /* full scans completed since the start */
+	uint64_t stop_scans;      /* the workload's scans = N, or 0 for a time stop */
+	uint64_t now_ns;          /* simulated time */
+	uint64_t stop_ns;         /* the workload's time = T, or 0 for a scans stop */
+	uint64_t scan_pages;      /* pages ksmd visited in the scan under way */
+	uint64_t last_scan_pages; /* pages the last full scan visited (0 before one) */
+	uint64_t mergeable_pages; /* pages in mergeable mappings now */
+	uint64_t writes;          /* page writes done so far (writers and events) */
+	uint64_t planned_writes;  /* the workload's, or SIM_WRITES_UNKNOWN (sim_estimate) */
+};
+
 struct sim_run_options {
 	bool per_batch;             /* a trace row after every batch, too */
 	const struct sim_costs *costs; /* NULL: the defaults */
@@ -24,9 +45,11 @@ struct sim_run_options {
 	   follows the kernel that actually ran) */
 	bool override_kernel;
 	enum wl_kernel kernel;
-	/* called after every full scan (may be NULL) */
-	void (*progress)(void *arg, uint64_t scans, const struct sim *s);
+	/* called after every full scan, and every progress_steps units of work
+	   when that is not 0 (may be NULL) */
+	void (*progress)(void *arg, const struct sim_progress *p, const struct sim *s);
 	void *progress_arg;
+	uint64_t progress_steps;
 	/*
 	 * Called at every scan row, before the steps that follow it, with the
 	 * machine and the map from workload processes to its processes (-1: not

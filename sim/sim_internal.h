@@ -245,6 +245,7 @@ struct sim {
 	uint64_t now_ns;         /* simulated wall clock */
 	uint64_t ksmd_cpu_ns;    /* simulated ksmd CPU time */
 	double batch_cost_ns;    /* cost of the batch in progress */
+	uint64_t batch_steps;    /* pages the batch in progress has processed */
 	uint64_t batches;
 	struct sim_work work;    /* what ksmd did, by kind */
 };
@@ -269,6 +270,19 @@ static inline unsigned sim_tree_nid(const struct sim *s, unsigned node)
 }
 
 /* --- shared between the sim_*.c files ------------------------------------ */
+
+/*
+ * The capacity a pool of @cap elements grows to when it must hold @need
+ * (@need > @cap): double it (from 16), or exactly @need when doubling falls
+ * short. sim_state.c grows its pools by this rule and sim_admit.c replays it.
+ */
+static inline uint32_t sim_pool_cap(uint32_t cap, uint32_t need)
+{
+	uint32_t n = cap ? cap : 16;
+
+	n = n <= UINT32_MAX / 2 ? n * 2 : UINT32_MAX;
+	return n < need ? need : n;
+}
 
 /* sim_state.c: pools */
 uint32_t sim_frame_alloc(struct sim *s, uint64_t content, unsigned node);
@@ -302,6 +316,12 @@ int sim_unmerge_all(struct sim *s);
 
 /* sim_merge.c: split a THP folio into small pages (counted and charged) */
 void sim_split_folio(struct sim *s, uint32_t frame);
+
+/*
+ * What the driver (sim_driver.c) holds per workload process, writer and
+ * event, at most: sim_admit.c counts it (sim_driver.c asserts it).
+ */
+#define SIM_DRIVER_ITEM_BYTES 128u
 
 /* Cost accounting of ksmd work. */
 static inline void sim_charge(struct sim *s, double ns)

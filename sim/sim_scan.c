@@ -381,26 +381,60 @@ uint64_t sim_ksmd_batch(struct sim *s)
 
 uint64_t sim_ksmd_batch_ended(struct sim *s, uint64_t *ended_ns)
 {
-	uint64_t n = 0, budget = s->knobs.value[WL_KNOB_PAGES_TO_SCAN];
+	uint64_t n = 0;
+	bool ended = false;
+
+	if (!sim_ksmd_batch_begin(s)) {
+		if (ended_ns)
+			*ended_ns = s->now_ns;
+		return 0;
+	}
+	n = sim_ksmd_steps(s, UINT64_MAX, &ended);
+	sim_ksmd_batch_end(s, ended_ns);
+	return n;
+}
+
+bool sim_ksmd_batch_begin(struct sim *s)
+{
+	if (!sim_ksmd_runnable(s))
+		return false;
+	s->batch_cost_ns = s->cfg.costs.batch_ns;
+	s->batch_steps = 0;
+	return true;
+}
+
+uint64_t sim_ksmd_steps(struct sim *s, uint64_t max, bool *ended)
+{
+	uint64_t budget = s->knobs.value[WL_KNOB_PAGES_TO_SCAN], n = 0;
+
+	*ended = false;
+	while (n < max) {
+		if (s->batch_steps >= budget || !sim_ksmd_step(s)) {
+			*ended = true;
+			break;
+		}
+		s->batch_steps++;
+		n++;
+	}
+	if (s->batch_steps >= budget)
+		*ended = true;
+	return n;
+}
+
+void sim_ksmd_batch_end(struct sim *s, uint64_t *ended_ns)
+{
 	uint64_t sleep_ms = s->knobs.value[WL_KNOB_SLEEP_MILLISECS];
 	uint64_t sleep_jiffies = (sleep_ms * s->cfg.costs.hz + 999) / 1000;
 
-	if (ended_ns)
-		*ended_ns = s->now_ns;
-	if (!sim_ksmd_runnable(s))
-		return 0;
-	s->batch_cost_ns = s->cfg.costs.batch_ns;
-	while (n < budget && sim_ksmd_step(s))
-		n++;
 	s->ksmd_cpu_ns += (uint64_t)s->batch_cost_ns;
 	s->now_ns += (uint64_t)s->batch_cost_ns;
 	if (ended_ns)
 		*ended_ns = s->now_ns;
 	s->now_ns += sleep_ns(s, sleep_jiffies);
 	s->batch_cost_ns = 0;
+	s->batch_steps = 0;
 	s->batches++;
 	s->work.batches++;
-	return n;
 }
 
 /* --- run = 2 ----------------------------------------------------------------------- */

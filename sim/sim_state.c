@@ -49,25 +49,37 @@ void sim_config_default(struct sim_config *cfg)
 	};
 }
 
-/* Grow @*arr (of @size-byte elements, @*cap of them) to hold @need. */
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t size)
+/* Resize @*arr (of @size-byte elements, @*cap of them) to @n, zeroing what is new. */
+static int resize(void **arr, uint32_t *cap, uint32_t n, size_t size)
 {
-	uint32_t n = *cap ? *cap : 16;
-	void *p;
+	void *p = realloc(*arr, (size_t)n * size);
 
-	if (need <= *cap)
-		return 0;
-	/* double, but a big jump (a large mmap) gets exactly what it asks */
-	n = n <= UINT32_MAX / 2 ? n * 2 : UINT32_MAX;
-	if (n < need)
-		n = need;
-	p = realloc(*arr, (size_t)n * size);
 	if (!p)
 		return -1;
 	memset((char *)p + (size_t)*cap * size, 0, (size_t)(n - *cap) * size);
 	*arr = p;
 	*cap = n;
 	return 0;
+}
+
+/* Grow @*arr to hold @need, by sim_pool_cap's rule (for one-at-a-time growth). */
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	return resize(arr, cap, sim_pool_cap(*cap, need), size);
+}
+
+/*
+ * Grow @*arr to exactly @need (mmap and fork, which know what they need:
+ * doubling there would touch memory nothing uses, and sim_admit.c could not
+ * bound it as tightly).
+ */
+static int reserve(void **arr, uint32_t *cap, uint32_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	return resize(arr, cap, need, size);
 }
 
 static int grow_slots(struct sim *s, uint32_t need)
@@ -310,6 +322,25 @@ int sim_nprocesses(const struct sim *s)
 	return (int)s->nmm;
 }
 
+/*
+ * Frame ids a machine with @nslots page slots, @more_thp of them in a new THP
+ * area, can ever use: one frame per page slot mapped (slot 0 included, as
+ * frame 0 is), one more while a COW copy exists beside the page it replaces,
+ * and up to 1023 for each THP folio fault, which takes 512 new aligned ids
+ * and leaves the skipped ones free. A THP folio faults at most once per 512
+ * slots (slots are never reused), hence two ids per THP slot.
+ */
+static uint32_t frames_bound(const struct sim *s, uint32_t nslots, uint64_t more_thp)
+{
+	uint64_t thp = more_thp, n;
+
+	for (uint32_t i = 0; i < s->narea; i++)
+		if (s->area[i].thp)
+			thp += s->area[i].npages;
+	n = (uint64_t)nslots + 1 + 2 * thp;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
 int sim_mmap(struct sim *s, int mmid, uint64_t npages, int node, bool thp, uint32_t label)
 {
 	struct sim_mm *mm;
@@ -324,11 +355,13 @@ int sim_mmap(struct sim *s, int mmid, uint64_t npages, int node, bool thp, uint3
 		return -ENOMEM;
 	if (node >= (int)s->cfg.nr_nodes)
 		return -EINVAL;
-	/* frames too: filling the mapping will need one per page */
+	/* frames too, as many as the machine can ever use (sim_frames_bound) */
 	if (grow((void **)&s->area, &s->area_cap, s->narea + 1, sizeof(*s->area)) ||
-	    grow_slots(s, s->nslots + (uint32_t)npages) ||
-	    grow((void **)&s->frame, &s->frames_cap, s->nframes + (uint32_t)npages,
-		 sizeof(*s->frame)))
+	    reserve((void **)&s->page, &s->slots_cap, s->nslots + (uint32_t)npages,
+		    sizeof(*s->page)) ||
+	    reserve((void **)&s->frame, &s->frames_cap,
+		    frames_bound(s, s->nslots + (uint32_t)npages, thp ? npages : 0),
+		    sizeof(*s->frame)))
 		return -ENOMEM;
 	/* THP areas start on a 2 MiB boundary, as the backend maps them */
 	start = mm->next_vpn;

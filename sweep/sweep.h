@@ -59,6 +59,8 @@ struct sweep_env {
 	const char *workloads_dir;      /* predict: the shipped workloads */
 	const char *guest_dir;          /* a prepared guest (guest.h), or NULL: no
 					   guest series */
+	uint64_t mem_available;         /* simulator runs are admitted (sim_admit)
+					   against this many bytes; 0: not checked */
 };
 
 struct sweep_def;

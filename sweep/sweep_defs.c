@@ -97,9 +97,9 @@ static uint64_t scaled(const struct sweep_env *env, double v)
 
 /* --- running the engines ------------------------------------------------------- */
 
-static void keep_work(void *arg, uint64_t scans, const struct sim *s)
+static void keep_work(void *arg, const struct sim_progress *p, const struct sim *s)
 {
-	(void)scans;
+	(void)p;
 	sim_work_get(s, arg);
 }
 
@@ -115,6 +115,11 @@ static int sim_trace(const struct workload *wl, const struct sweep_env *env, str
 		opt.progress = keep_work;
 		opt.progress_arg = work;
 	}
+	*t = NULL;
+	if (env->mem_available &&
+	    sim_admit(wl, &(struct sim_admit_options){ .costs = env->costs }, env->mem_available,
+		      NULL, why, sizeof(why)) != 0)
+		return sweep_fail(err, errlen, "%s", why);
 	if (sim_run_workload(wl, &opt, t, why, sizeof(why)) != 0) {
 		trace_free(*t);
 		*t = NULL;
@@ -839,7 +844,12 @@ static int numa_node_sim(const struct workload *wl, const struct sweep_env *env,
 	char why[256];
 	int rc;
 
-	if (sim_run_workload(wl, &opt, &t, why, sizeof(why)) != 0)
+	if (env->mem_available &&
+	    sim_admit(wl, &(struct sim_admit_options){ .costs = env->costs,
+						       .capture_bytes = sizeof(*c.page) },
+		      env->mem_available, NULL, why, sizeof(why)) != 0)
+		rc = sweep_fail(err, errlen, "%s", why);
+	else if (sim_run_workload(wl, &opt, &t, why, sizeof(why)) != 0)
 		rc = sweep_fail(err, errlen, "%s: simulator: %s", wl->path, why);
 	else
 		rc = count_per_node(&c, t, out, err, errlen);

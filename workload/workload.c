@@ -321,11 +321,13 @@ static int global_key(const struct keyctx *k, struct workload *wl, bool *have_sc
 	if (strcmp(key, "scans") == 0) {
 		*have_scans = true;
 		wl->stop = WL_STOP_SCANS;
+		wl->stop_line = k->kv->line;
 		return key_u64(k, 1, WL_MAX_SCANS, &wl->stop_scans);
 	}
 	if (strcmp(key, "time") == 0) {
 		*have_time = true;
 		wl->stop = WL_STOP_TIME;
+		wl->stop_line = k->kv->line;
 		return key_time(k, &wl->stop_time_ns);
 	}
 	if (strcmp(key, "timeout") == 0)
@@ -500,12 +502,17 @@ static int region_page_count(struct wl_ctx *ctx, const struct raw_section *sec,
 		}
 		from_groups += reg->groups[i].copies;
 	}
+	/* where the page count was given, for messages about its size */
+	reg->size_line = size ? size->line : pages ? pages->line : sec->line;
+	reg->size_key = size ? "size" : "pages";
 	if (!size && !pages) {
 		if (reg->fill != WL_FILL_GROUPS) {
 			wl_fail(ctx, sec->line, "%s needs size or pages", sec->title);
 			return -1;
 		}
 		reg->pages = from_groups;
+		reg->size_line = find_key(sec, "groups")->line;
+		reg->size_key = "groups";
 	}
 	if (reg->fill == WL_FILL_GROUPS && reg->pages != from_groups) {
 		wl_fail(ctx, (size ? size : pages)->line,
@@ -844,6 +851,8 @@ static int writer_schedule(struct wl_ctx *ctx, const struct raw_section *sec, st
 		wl_fail(ctx, rate->line, "%s rate only applies to when = continuous", sec->title);
 		return -1;
 	}
+	if (rate)
+		w->rate_line = rate->line;
 	if (rate && wl_parse_rate(rate->value, &w->rate, why, sizeof(why)) != 0) {
 		struct keyctx k = { ctx, sec, rate };
 

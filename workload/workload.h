@@ -147,6 +147,8 @@ struct wl_group {
 struct wl_region {
 	char name[WL_NAME_MAX + 1];
 	unsigned line;          /* of the [region NAME] header */
+	unsigned size_line;     /* of its size, pages or groups key */
+	const char *size_key;   /* which of the three ("size", "pages", "groups") */
 	size_t process;         /* owning process */
 	uint64_t pages;
 	enum wl_fill fill;
@@ -212,6 +214,7 @@ struct wl_writer {
 	enum wl_when when;
 	uint64_t from_scan, until_scan; /* until_scan may be WL_FOREVER */
 	uint64_t rate;         /* WL_WHEN_CONTINUOUS: page writes per second */
+	unsigned rate_line;    /* of the rate key (0 without one) */
 };
 
 enum wl_action {
@@ -264,6 +267,7 @@ struct workload {
 	enum wl_stop stop;
 	uint64_t stop_scans;
 	uint64_t stop_time_ns;
+	unsigned stop_line;    /* of [global] scans or time */
 	uint64_t timeout_ns;   /* wall-clock limit of a kernel run */
 	uint64_t seed;
 	struct wl_process *procs; /* initial processes first, then forked ones */
