@@ -201,19 +201,7 @@ const char *kb_errno_name(int err)
 
 const char *kb_size_text(uint64_t bytes, char *buf, size_t len)
 {
-	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)bytes;
-	size_t u = 0;
-
-	while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%" PRIu64 " bytes", bytes);
-	else
-		snprintf(buf, len, "%.1f %s", v, units[u]);
-	return buf;
+	return wl_bytes_text(bytes, buf, len);
 }
 
 void kb_comm_of(pid_t pid, char *buf, size_t len)

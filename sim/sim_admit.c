@@ -680,26 +680,6 @@ static int refuse(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-/* "25.8 GiB", or "more than 16 EiB" for an unbounded part. */
-static const char *bytes_text(uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double v = (double)bytes;
-	size_t u = 0;
-
-	if (bytes == UINT64_MAX)
-		return snprintf(buf, len, "more than 16 EiB"), buf;
-	while (v >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%" PRIu64 " bytes", bytes);
-	else
-		snprintf(buf, len, "%.1f %s", v, unit[u]);
-	return buf;
-}
-
 /* A region's size as its key says it: "size = 2t", "pages = 100", "groups (N pages)". */
 static const char *size_text(const struct wl_region *reg, char *buf, size_t len)
 {
@@ -765,21 +745,21 @@ static void parts_text(const struct sim_estimate *e, char *buf, size_t len)
 	size_t n;
 
 	n = (size_t)snprintf(buf, len, "%u bytes a page for %" PRIu64 " pages: %s", e->page_cost,
-			     e->pages, bytes_text(e->page_bytes, a, sizeof(a)));
+			     e->pages, wl_bytes_text(e->page_bytes, a, sizeof(a)));
 	if (e->node_bytes > (UINT64_C(1) << 20) && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "; %" PRIu64 " stable nodes at most: %s",
-				      e->stable_nodes, bytes_text(e->node_bytes, a, sizeof(a)));
+				      e->stable_nodes, wl_bytes_text(e->node_bytes, a, sizeof(a)));
 	if (e->content_bytes && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "; %" PRIu64 " written page contents: %s",
-				      e->contents, bytes_text(e->content_bytes, a, sizeof(a)));
+				      e->contents, wl_bytes_text(e->content_bytes, a, sizeof(a)));
 	if (e->trace_bytes > (UINT64_C(1) << 20) && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "; %" PRIu64 " trace rows: %s",
-				      e->rows, bytes_text(e->trace_bytes, a, sizeof(a)));
+				      e->rows, wl_bytes_text(e->trace_bytes, a, sizeof(a)));
 	if (e->capture_bytes && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "; page captures at every scan: %s",
-				      bytes_text(e->capture_bytes, a, sizeof(a)));
+				      wl_bytes_text(e->capture_bytes, a, sizeof(a)));
 	if (n < len)
-		snprintf(buf + n, len - n, "; the rest %s", bytes_text(e->other_bytes, b, sizeof(b)));
+		snprintf(buf + n, len - n, "; the rest %s", wl_bytes_text(e->other_bytes, b, sizeof(b)));
 }
 
 int sim_admit(const struct workload *wl, const struct sim_admit_options *opt, uint64_t available,
@@ -828,8 +808,8 @@ int sim_admit(const struct workload *wl, const struct sim_admit_options *opt, ui
 			      opt && opt->per_batch ? "" : ", and no page is visited at a cost");
 	if (e->bytes <= available)
 		return 0;
-	bytes_text(e->bytes, need, sizeof(need));
-	bytes_text(available, have, sizeof(have));
+	wl_bytes_text(e->bytes, need, sizeof(need));
+	wl_bytes_text(available, have, sizeof(have));
 	parts_text(e, parts, sizeof(parts));
 	/* page captures grow with the pages as much as with the rows: pages' side */
 	pages_part = add(add(add(e->page_bytes, e->node_bytes), e->content_bytes),

@@ -12,6 +12,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,25 @@ int wl_parse_size(const char *text, uint64_t *bytes)
 	int rc = wl_parse_size_max(text, UINT64_MAX, bytes, why, sizeof(why));
 
 	return rc ? fail_errno(rc) : 0;
+}
+
+const char *wl_bytes_text(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	size_t u = 0;
+
+	if (bytes == UINT64_MAX)
+		return snprintf(buf, len, "more than 16 EiB"), buf;
+	while (v >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%" PRIu64 " bytes", bytes);
+	else
+		snprintf(buf, len, "%.1f %s", v, unit[u]);
+	return buf;
 }
 
 #define NS_PER_US UINT64_C(1000)

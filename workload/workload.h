@@ -429,6 +429,9 @@ int wl_parse_size(const char *text, uint64_t *bytes);
 int wl_parse_time(const char *text, uint64_t *ns);
 /* A decimal or 0x-hexadecimal unsigned number. */
 int wl_parse_u64(const char *text, uint64_t *value);
+/* A byte count for people: "512 bytes", "1.5 GiB", "more than 16 EiB" for
+ * UINT64_MAX (an unbounded amount). Returns @buf. */
+const char *wl_bytes_text(uint64_t bytes, char *buf, size_t len);
 
 /* Line helpers for ksmkit's INI-like readers (workloads, model-checker
  * configurations): cut a '#' or ';' comment that starts @s or follows
