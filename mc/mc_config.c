@@ -201,7 +201,8 @@ static int add_invariant(const struct parse *p, const char *text, void *arg)
 /* --- [check] ------------------------------------------------------------------- */
 
 static const char *const kernel_names[] = { "6.18", "6.10", NULL };
-static const char *const detector_names[] = { "checksum", "dirty", "hybrid", NULL };
+/* the detectors, from their list (wl_policy.h) */
+static const char *const detector_names[] = { WL_DETECTORS(WL_POLICY_NAME) NULL };
 static const char *const ksmd_names[] = { "page", "scan", NULL };
 static const char *const search_names[] = { "bfs", "dfs", NULL };
 
@@ -240,6 +241,7 @@ static int check_key(struct parse *p)
 {
 	struct mc_config *cfg = p->cfg;
 	const char *key = p->kv->key;
+	char expected[128];
 	uint64_t v;
 	int w, rc;
 
@@ -255,7 +257,8 @@ static int check_key(struct parse *p)
 			return -1;
 		cfg->kernel = (enum wl_kernel)w;
 	} else if (strcmp(key, "detector") == 0) {
-		if ((w = word(p, detector_names, "checksum, dirty or hybrid")) < 0)
+		if ((w = word(p, detector_names, wl_choices_text(detector_names, expected,
+								   sizeof(expected)))) < 0)
 			return -1;
 		cfg->detector = (enum wl_detector)w;
 	} else if (strcmp(key, "ksmd") == 0) {

@@ -83,12 +83,14 @@ struct sim_work {
 	uint64_t false_volatile; /* called volatile although the bytes did not */
 };
 
-/* Dirty-bit detectors and PMD-mapped THPs: see sim/volatility_dirty.c. */
-enum sim_thp_dirty {
-	SIM_THP_DIRTY_ALL,      /* a dirty PMD makes all 512 subpages volatile */
-	SIM_THP_DIRTY_SPLIT,    /* split the THP first, then track PTEs */
-	SIM_THP_DIRTY_CHECKSUM, /* checksum PMD-mapped subpages */
-};
+/*
+ * Dirty-bit detectors and PMD-mapped THPs (sim/volatility_dirty.c): the
+ * workload's thp_dirty policies, one value per entry of WL_THP_DIRTY_POLICIES
+ * (wl_policy.h), equal to its enum wl_thp_dirty value.
+ */
+#define SIM_THP_DIRTY_ENUM_(e, name, doc) SIM_THP_DIRTY_##e = WL_THP_DIRTY_##e,
+enum sim_thp_dirty { WL_THP_DIRTY_POLICIES(SIM_THP_DIRTY_ENUM_) };
+#undef SIM_THP_DIRTY_ENUM_
 
 struct sim_config {
 	enum wl_kernel kernel;

@@ -98,9 +98,12 @@ static int check_config(const struct sim_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "unknown kernel semantics");
 		return -1;
 	}
-	if (cfg->detector != WL_DETECTOR_CHECKSUM && cfg->detector != WL_DETECTOR_DIRTY &&
-	    cfg->detector != WL_DETECTOR_HYBRID) {
+	if ((unsigned)cfg->detector >= WL_DETECTOR_COUNT) {
 		snprintf(err, errlen, "unknown detector");
+		return -1;
+	}
+	if ((unsigned)cfg->thp_dirty >= WL_THP_DIRTY_COUNT) {
+		snprintf(err, errlen, "unknown thp_dirty policy");
 		return -1;
 	}
 	if (cfg->costs.hz == 0) {
