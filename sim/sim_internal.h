@@ -36,6 +36,8 @@
 #ifndef KSMKIT_SIM_INTERNAL_H
 #define KSMKIT_SIM_INTERNAL_H
 
+#include <assert.h>
+
 #include "sim.h"
 #include "sim_content.h"
 #include "sim_mutant.h"
@@ -292,6 +294,8 @@ uint32_t sim_snode_alloc(struct sim *s);
 void sim_snode_free(struct sim *s, uint32_t id);
 /* The area holding page slot @slot (binary search over areas). */
 uint32_t sim_area_of_slot(const struct sim *s, uint32_t slot);
+/* The checksum cache (sim_frame_checksum below): fill @frame's. */
+void sim_checksum_fill(struct sim *s, uint32_t slot, uint32_t frame);
 
 /* sim_user.c */
 /* Break COW on a KSM page or KSM zero page at @slot (an UNSHARE fault). */
@@ -322,6 +326,20 @@ void sim_split_folio(struct sim *s, uint32_t frame);
  * event, at most: sim_admit.c counts it (sim_driver.c asserts it).
  */
 #define SIM_DRIVER_ITEM_BYTES 128u
+
+/*
+ * The checksum cache: the kernel's checksum of the page at @slot mapping
+ * @frame (not a KSM page), from the frame's cache (FRAME_CSUM_VALID, dropped
+ * when its content changes), computed when missing. Never charges ksmd: a
+ * detector that takes a checksum charges for it.
+ */
+static inline uint32_t sim_frame_checksum(struct sim *s, uint32_t slot, uint32_t frame)
+{
+	assert(!(s->frame[frame].flags & FRAME_KSM)); /* KSM pages have no checksum cache */
+	if (!(s->frame[frame].flags & FRAME_CSUM_VALID))
+		sim_checksum_fill(s, slot, frame);
+	return s->frame[frame].checksum;
+}
 
 /* Cost accounting of ksmd work. */
 static inline void sim_charge(struct sim *s, double ns)

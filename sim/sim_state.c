@@ -1,7 +1,8 @@
 /*
  * sim_state.c - the simulated machine as a value: creation, the pools it is
  * made of (page slots, frames, stable nodes), processes and mappings,
- * cloning, hashing, equality, and reading the counters.
+ * the checksum cache every detector reads, cloning, hashing, equality, and
+ * reading the counters.
  *
  * KSM's algorithm is in sim_merge.c and sim_scan.c, user actions in
  * sim_user.c, sysfs in sim_sysfs.c; this file only owns storage and
@@ -261,6 +262,53 @@ void sim_frame_put(struct sim *s, uint32_t id)
 	memset(f, 0, sizeof(*f));
 	f->stable_node = s->frame_free;
 	s->frame_free = id;
+}
+
+/* --- the checksum cache ------------------------------------------------------ */
+
+/*
+ * Fill the frame's checksum cache (sim_frame_checksum() asks when it is not
+ * valid). A plain page's checksum is computed
+ * together with those of the next pages' frames (usually scanned next) when
+ * they are plain, not KSM and not cached yet, which divides the host time of
+ * first visits; the kernel's cost is charged per visit anyway, by whichever
+ * detector takes the checksum.
+ */
+void sim_checksum_fill(struct sim *s, uint32_t slot, uint32_t frame)
+{
+	struct sim_frame *f = &s->frame[frame], *batch[SIM_CHECKSUM_BATCH] = { f };
+	uint64_t word[SIM_CHECKSUM_BATCH] = { 0 };
+	uint32_t sum[SIM_CHECKSUM_BATCH];
+	unsigned n = 1;
+
+	if (sim_content_is_patched(f->content)) {
+		f->checksum = sim_content_checksum(&s->content, f->content);
+		f->flags |= FRAME_CSUM_VALID;
+		return;
+	}
+	for (uint32_t next = slot + 1; next < s->nslots && next < slot + SIM_CHECKSUM_BATCH; next++) {
+		const struct sim_page *p = &s->page[next];
+		struct sim_frame *g;
+		bool taken = false;
+
+		if ((p->pte & (PTE_PRESENT | PTE_KSM_ZERO)) != PTE_PRESENT)
+			continue;
+		g = &s->frame[p->frame];
+		/* a KSM page's checksum word holds its stable node */
+		if ((g->flags & (FRAME_CSUM_VALID | FRAME_KSM)) || sim_content_is_patched(g->content))
+			continue;
+		for (unsigned k = 0; k < n; k++)
+			taken |= batch[k] == g;
+		if (!taken)
+			batch[n++] = g;
+	}
+	for (unsigned k = 0; k < n; k++)
+		word[k] = batch[k]->content;
+	sim_plain_checksums_batch(word, n, sum);
+	for (unsigned k = 0; k < n; k++) {
+		batch[k]->checksum = sum[k];
+		batch[k]->flags |= FRAME_CSUM_VALID;
+	}
 }
 
 uint32_t sim_snode_alloc(struct sim *s)
