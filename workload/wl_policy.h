@@ -9,8 +9,11 @@
  * reader generates what it needs, in list order: the enum here, the workload
  * key's names, its lint message listing the choices and wl_print's word
  * (workload.c), the model checker configuration's names and message
- * (mc/mc_config.c), and the simulator's ops table (sim/sim_detector.h, whose
- * entry for `name` is sim/volatility_<name>.c's sim_volatility_<name>).
+ * (mc/mc_config.c), the simulator's ops table (sim/sim_detector.h, whose
+ * entry for `name` is sim/volatility_<name>.c's sim_volatility_<name>) and
+ * the build's list of detector sources (sim/detectors-am writes
+ * sim/detectors.am from WL_DETECTORS, one X( per line). So a new volatility
+ * detector is one file, sim/volatility_NAME.c, and one line below.
  *
  * What is not here: KSM's own knobs (merge_across_nodes, the tree layout;
  * max_page_sharing, chains; smart_scan; use_zero_pages) are the kernel's one
