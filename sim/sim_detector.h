@@ -15,7 +15,8 @@
  *
  * What a detector may use: the page's PTE and rmap_item (struct sim_page),
  * its frame, the checksum cache (sim_frame_checksum(), which never charges),
- * other detectors' ops (the hybrid is made of two), and sim_charge() plus struct
+ * its own per-item state (item_bytes of it, sim_detector_item()), other
+ * detectors' ops (the hybrid is made of two), and sim_charge() plus struct
  * sim_work for what it costs. Everything it keeps must live in struct sim,
  * so that clones, hashes and fingerprints see it.
  */
@@ -33,6 +34,14 @@ struct sim_detector_ops {
 	 * false_volatile; the model checker's volatility invariant reads it).
 	 */
 	bool kernel_rule;
+	/*
+	 * Bytes of state kept per rmap_item (0: none), in struct sim beside the
+	 * page slots (sim_detector_item()): zeroed when the item is created,
+	 * cloned, hashed, compared, snapshotted and fingerprinted with the
+	 * machine, counted by admission. A detector made of others keeps what
+	 * the largest of them keeps.
+	 */
+	uint16_t item_bytes;
 	/*
 	 * At a visit of the non-KSM page at @slot mapping @frame: true when the
 	 * page is volatile (ksmd moves on), false when it may be searched for.

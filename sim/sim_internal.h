@@ -229,6 +229,11 @@ struct sim {
 
 	struct sim_page *page;    /* page slots */
 	uint32_t nslots, slots_cap;
+	/* the detector's own state per rmap_item (sim_detector_item()):
+	 * item_bytes (its ops' item_bytes) per page slot, items_cap slots of
+	 * it; NULL when the detector keeps none */
+	uint8_t *item_state;
+	uint32_t item_bytes, items_cap;
 
 	struct sim_frame *frame;
 	uint32_t nframes, frames_cap;
@@ -294,6 +299,17 @@ uint32_t sim_snode_alloc(struct sim *s);
 void sim_snode_free(struct sim *s, uint32_t id);
 /* The area holding page slot @slot (binary search over areas). */
 uint32_t sim_area_of_slot(const struct sim *s, uint32_t slot);
+/*
+ * The detector's state of the rmap_item at page slot @slot: s->item_bytes
+ * bytes (its ops' item_bytes), zeroed when the item is created. Only for a
+ * detector that keeps some.
+ */
+static inline void *sim_detector_item(struct sim *s, uint32_t slot)
+{
+	assert(s->item_bytes && slot < s->items_cap);
+	return s->item_state + (size_t)slot * s->item_bytes;
+}
+
 /* The checksum cache (sim_frame_checksum below): fill @frame's. */
 void sim_checksum_fill(struct sim *s, uint32_t slot, uint32_t frame);
 
