@@ -32,12 +32,16 @@ void sim_config_default(struct sim_config *cfg)
 	/* measured by ksmkit calibrate on the project's test machine (6.18, x86;
 	 * 65536 pages, 3 repeats, rounded medians of three calibrations;
 	 * visit_pmd_ns: the median of eight, a fit that dropped it as 0;
-	 * thp_split_ns and skip_ns are estimates calibrate does not measure) */
+	 * thp_split_ns and skip_ns are estimates calibrate does not measure;
+	 * sample_word_ns: checksum_ns times the ratio of a 16-word sample's
+	 * hash to a page's on pages not in cache, over 16; the ratio 0.40 is
+	 * the median of five `calibrate --no-kernel` runs there) */
 	cfg->costs = (struct sim_costs){
 		.hz = 250,
 		.visit_ns = 260,
 		.visit_pmd_ns = 65,
 		.checksum_ns = 620,
+		.sample_word_ns = 15.5,
 		.memcmp_byte_ns = 0.1,
 		.tree_level_ns = 200,
 		.dirty_test_ns = 42.5,

@@ -301,6 +301,13 @@ START_TEST(cost_files_round_trip_and_reject_nonsense)
 	ck_assert_int_eq(sim_costs_load(path, &b, err, sizeof(err)), 0);
 	ck_assert(b.checksum_ns > 123.49 && b.checksum_ns < 123.51);
 	ck_assert_uint_eq(b.hz, 1000);
+	/* a file from before sample_word_ns existed keeps its default */
+	f = fopen(path, "w");
+	fputs("[costs]\nvisit_ns = 10\nchecksum_ns = 500\n", f);
+	fclose(f);
+	b = cfg.costs;
+	ck_assert_int_eq(sim_costs_load(path, &b, err, sizeof(err)), 0);
+	ck_assert(b.checksum_ns == 500 && b.sample_word_ns == cfg.costs.sample_word_ns);
 	f = fopen(path, "w");
 	fputs("[costs]\nvisit_ns = 10\nwarp_ns = 3\n", f);
 	fclose(f);
