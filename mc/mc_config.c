@@ -33,6 +33,11 @@ const char *mc_config_description(const struct mc_config *cfg)
 	return cfg->description;
 }
 
+bool mc_config_checks(const struct mc_config *cfg, int inv)
+{
+	return inv >= 0 && inv < MC_INV_COUNT && cfg->check[inv];
+}
+
 /* --- one key at a time --------------------------------------------------------- */
 
 struct parse {
