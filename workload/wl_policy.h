@@ -28,20 +28,23 @@
  * How the simulator decides, at a visit, that a page changed since its last
  * visit (it is volatile and waits). The first is the default.
  */
-#define WL_DETECTORS(X)                                                                    \
-	X(CHECKSUM, checksum, "the kernel's rule: the page's checksum differs from the last "   \
-	  "visit's")                                                                       \
-	X(DIRTY, dirty, "the 2011 proposal: test and clear the PTE dirty bit")              \
-	X(HYBRID, hybrid, "the dirty bit where writes set it, the checksum where they do not")
+#define WL_DETECTORS(X)                                                                            \
+	X(CHECKSUM, checksum, "the kernel's rule: the page's checksum differs from the last "      \
+	  "visit's")                                                                               \
+	X(DIRTY, dirty, "the 2011 proposal: test and clear the PTE dirty bit")                     \
+	X(HYBRID, hybrid, "the dirty bit where writes set it, the checksum where they do not")     \
+	X(PARTIAL, partial, "a checksum over a sample of the page's words, grown where it misses") \
+	/* a new detector: its line above this one, its file sim/volatility_NAME.c */
 
 /*
  * What the dirty-bit detectors do about a PMD-mapped THP, which has one dirty
  * bit for its 512 subpages (sim/volatility_dirty.c). The first is the default.
  */
-#define WL_THP_DIRTY_POLICIES(X)                                                           \
-	X(ALL, all, "a dirty PMD makes the whole folio volatile for the scan")              \
-	X(SPLIT, split, "split the THP at its first visit, then track its 4 KiB PTEs")      \
-	X(CHECKSUM, checksum, "checksum the subpages of a PMD-mapped THP")
+#define WL_THP_DIRTY_POLICIES(X)                                                                   \
+	X(ALL, all, "a dirty PMD makes the whole folio volatile for the scan")                     \
+	X(SPLIT, split, "split the THP at its first visit, then track its 4 KiB PTEs")             \
+	X(CHECKSUM, checksum, "checksum the subpages of a PMD-mapped THP")                         \
+	/* a new policy: its line above this one, its rule thp_NAME() in volatility_dirty.c */
 
 #define WL_POLICY_ENUM_DETECTOR_(e, name, doc) WL_DETECTOR_##e,
 enum wl_detector { WL_DETECTORS(WL_POLICY_ENUM_DETECTOR_) WL_DETECTOR_COUNT };
