@@ -286,6 +286,13 @@ END_TEST
 
 /* --- partial hashing (volatility_partial.c) ---------------------------------- */
 
+/* Every counter of @a equals @b's. */
+static void assert_same_counters(const struct sim *a, const struct sim *b)
+{
+	for (int k = 0; k < TRACE_COUNTER_COUNT; k++)
+		ck_assert_int_eq(counter(a, k), counter(b, k));
+}
+
 /* @pages unique pages (100 + page), never merging, under @d. */
 static struct box unique_box(enum wl_detector d, uint64_t pages)
 {
@@ -369,8 +376,7 @@ START_TEST(partial_judges_pages_written_every_scan_as_the_kernel)
 			sim_write(c.s, c.area, q, at, v);
 			sim_write(p.s, p.area, q, at, v);
 		}
-		for (int k = 0; k < TRACE_COUNTER_COUNT; k++)
-			ck_assert_int_eq(counter(c.s, k), counter(p.s, k));
+		assert_same_counters(c.s, p.s);
 	}
 	/* the written pages never earn trust: every visit of theirs hashes them
 	 * whole, and no verdict is wrong */
@@ -397,8 +403,7 @@ START_TEST(partial_merges_and_finds_zero_pages_as_the_kernel)
 	for (int i = 0; i < 4; i++) {
 		full_scan(c.s);
 		full_scan(p.s);
-		for (int k = 0; k < TRACE_COUNTER_COUNT; k++)
-			ck_assert_int_eq(counter(c.s, k), counter(p.s, k));
+		assert_same_counters(c.s, p.s);
 	}
 	ck_assert_int_eq(counter(p.s, TRACE_KSM_ZERO_PAGES), 10);
 	ck_assert_int_eq(counter(p.s, TRACE_PAGES_SHARING), 19);
