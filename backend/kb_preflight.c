@@ -223,11 +223,11 @@ int kb_check_machine(const struct workload *wl, const struct kb_options *opt, ch
 		return KB_SKIPPED;
 	}
 	for (int k = 0; k < WL_KNOB_COUNT; k++) {
-		const char *since = NULL;
+		const char *since;
 
 		if (!wl->knob_given[k] || kb_knob_exists(wl_knob_info(k)->name))
 			continue;
-		wl_kernel_exports(WL_KERNEL_6_1, wl_knob_info(k)->name, &since);
+		since = wl_export_since(wl_knob_info(k)->name);
 		kb_fail(msg, len, "%s: [global] %s: this kernel has no such knob%s%s%s; skipped",
 			wl->path, wl_knob_info(k)->name, since ? " (it came in " : "",
 			since ? since : "", since ? ")" : "");

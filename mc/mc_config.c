@@ -200,7 +200,6 @@ static int add_invariant(const struct parse *p, const char *text, void *arg)
 
 /* --- [check] ------------------------------------------------------------------- */
 
-static const char *const kernel_names[] = { "6.18", "6.10", NULL };
 static const char *const detector_names[] = { "checksum", "dirty", "hybrid", NULL };
 static const char *const ksmd_names[] = { "page", "scan", NULL };
 static const char *const search_names[] = { "bfs", "dfs", NULL };
@@ -251,7 +250,9 @@ static int check_key(struct parse *p)
 		return cfg->description ? 0 : bad(p, "out of memory");
 	}
 	if (strcmp(key, "kernel") == 0) {
-		if ((w = word(p, kernel_names, "6.18 or 6.10")) < 0)
+		char choices[128];
+
+		if ((w = word(p, wl_kernel_names(), wl_kernel_choices(choices, sizeof(choices)))) < 0)
 			return -1;
 		cfg->kernel = (enum wl_kernel)w;
 	} else if (strcmp(key, "detector") == 0) {
@@ -523,7 +524,7 @@ static void set_defaults(struct mc_config *cfg)
 {
 	for (int k = 0; k < WL_KNOB_COUNT; k++)
 		cfg->knobs[k] = wl_knob_info((enum wl_knob)k)->def;
-	cfg->kernel = WL_KERNEL_6_18;
+	cfg->kernel = WL_KERNEL_DEFAULT;
 	cfg->detector = WL_DETECTOR_CHECKSUM;
 	cfg->search = MC_SEARCH_BFS;
 	cfg->liveness_scans = 3;
