@@ -17,8 +17,9 @@
  *   nothing of the run left merged or alive; a run killed whole is restored
  *   by the next run or by `ksmkit restore`.
  * refusals: another process with mergeable memory (and --force), a workload
- *   larger than 80% of MemAvailable, two backends at once (the second
- *   waits), not root, a NUMA node this machine lacks, bad measurements.
+ *   larger than 80% of MemAvailable, a thp = always region without its huge
+ *   pages, two backends at once (the second waits), not root, a NUMA node
+ *   this machine lacks, bad measurements.
  *
  * Needs root and KSM, and a machine where nobody else uses KSM: otherwise it
  * exits 77 saying why. Every test ends by checking that every knob is as it
@@ -36,6 +37,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -766,6 +768,32 @@ START_TEST(test_thp_H)
 	ck_assert_int_eq(pages_with(&res, 4, KB_PAGE_KSM), 2048);
 	if (res.measurement.huge_ranges)
 		ck_assert_int_gt(pages_with(&res, 1, KB_PAGE_THP), 0);
+	kb_result_free(&res);
+	wl_free(wl);
+}
+END_TEST
+
+/* A thp = always region is backed by huge pages from setup on, as the
+ * simulator assumes: every page of its two whole 2 MiB ranges is in a THP
+ * at scan 0 (the last 488 pages, less than 2 MiB, are small). */
+START_TEST(test_thp_region_is_huge_at_setup)
+{
+	struct workload *wl = parse("[global]\nscans = 1\npages_to_scan = 5000\n"
+				    "sleep_millisecs = 10\n[region buf]\npages = 1512\n"
+				    "fill = unique\nthp = always\n");
+	struct kb_options opt;
+	struct kb_result res;
+
+	if (!thp_available()) {
+		printf("# thp = always: skipped: transparent huge pages are off\n");
+		wl_free(wl);
+		return;
+	}
+	kb_options_init(&opt);
+	opt.pages = KB_PAGES_EVERY_SCAN;
+	run_checked(wl, &opt, &res);
+	ck_assert_int_eq(pages_with(&res, 0, KB_PAGE_PRESENT), 1512);
+	ck_assert_int_eq(pages_with(&res, 0, KB_PAGE_THP), 1024);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -1528,6 +1556,42 @@ START_TEST(test_refuses_too_much_memory)
 }
 END_TEST
 
+/*
+ * A thp = always region the kernel backs with small pages is refused before
+ * the first scan, naming the region and the first range that is not huge.
+ * PR_SET_THP_DISABLE (inherited by the run's processes; this test is a
+ * process of its own) denies huge pages without touching the machine's
+ * THP settings.
+ */
+START_TEST(test_refuses_thp_region_without_huge_pages)
+{
+	struct workload *wl = parse("[global]\nscans = 2\n[region buf]\nsize = 4m\n"
+				    "fill = same\nvalue = 1\nthp = always\n");
+	struct kb_knob_set before;
+	struct kb_options opt;
+	struct kb_result res;
+	char msg[1024];
+
+	if (!thp_available()) {
+		printf("# thp = always refusal: skipped: transparent huge pages are off\n");
+		wl_free(wl);
+		return;
+	}
+	save_knobs(&before);
+	ck_assert_int_eq(prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0), 0);
+	kb_options_init(&opt);
+	ck_assert_int_eq(kb_run(wl, &opt, &res, msg, sizeof msg), KB_FAILED);
+	ck_assert_msg(strstr(msg, "inline.wl:3: [region buf] thp = always: only 0 of 2 2 MiB "
+				  "ranges are huge pages after setup (the first that is not: "
+				  "pages 0-511; /sys/kernel/mm/transparent_hugepage/enabled is ") &&
+			      strstr(msg, "refusing to measure something else"),
+		      "%s", msg);
+	assert_as_before(&before);
+	kb_result_free(&res);
+	wl_free(wl);
+}
+END_TEST
+
 /* Two backends at once: the second waits for the first, then runs. */
 START_TEST(test_second_backend_waits)
 {
@@ -1612,6 +1676,7 @@ static Suite *backend_suite(void)
 	tcase_add_test(tc, test_cow_C);
 	tcase_add_test(tc, test_unmerge_time_D);
 	tcase_add_test(tc, test_thp_H);
+	tcase_add_test(tc, test_thp_region_is_huge_at_setup);
 	tcase_add_test(tc, test_functional_unmerge);
 	tcase_add_test(tc, test_functional_unmerge_zero_pages);
 	tcase_add_test(tc, test_functional_prctl);
@@ -1638,6 +1703,7 @@ static Suite *backend_suite(void)
 	tc = tcase(s, "refusals");
 	tcase_add_test(tc, test_refuses_other_ksm_user);
 	tcase_add_test(tc, test_refuses_too_much_memory);
+	tcase_add_test(tc, test_refuses_thp_region_without_huge_pages);
 	tcase_add_test(tc, test_second_backend_waits);
 	tcase_add_test(tc, test_skips_when_not_root);
 	tcase_add_test(tc, test_bad_measurement);
