@@ -726,16 +726,19 @@ START_TEST(test_unmerge_time_D)
 }
 END_TEST
 
-static bool thp_available(void)
+/* Whether THP is on here; if not, says that @what is skipped. */
+static bool thp_available(const char *what)
 {
 	char text[128] = "";
 	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-	bool ok;
+	bool ok = false;
 
-	if (!f)
-		return false;
-	ok = fgets(text, sizeof text, f) && !strstr(text, "[never]");
-	fclose(f);
+	if (f) {
+		ok = fgets(text, sizeof text, f) && !strstr(text, "[never]");
+		fclose(f);
+	}
+	if (!ok)
+		printf("# %s: skipped: transparent huge pages are off\n", what);
 	return ok;
 }
 
@@ -743,17 +746,14 @@ static bool thp_available(void)
  * fail once and split the folio; they merge on a later visit. */
 START_TEST(test_thp_H)
 {
-	struct workload *wl = parse("[global]\nscans = 4\npages_to_scan = 5000\n"
-				    "sleep_millisecs = 10\n"
-				    "[region buf]\nsize = 8m\nfill = same\nvalue = 42\n");
+	struct workload *wl;
 	struct kb_options opt;
 	struct kb_result res;
 
-	if (!thp_available()) {
-		printf("# ksm_tests -H: skipped: transparent huge pages are off\n");
-		wl_free(wl);
+	if (!thp_available("ksm_tests -H"))
 		return;
-	}
+	wl = parse("[global]\nscans = 4\npages_to_scan = 5000\nsleep_millisecs = 10\n"
+		   "[region buf]\nsize = 8m\nfill = same\nvalue = 42\n");
 	kb_options_init(&opt);
 	opt.measure = KB_MEASURE_THP;
 	opt.pages = KB_PAGES_EVERY_SCAN;
@@ -778,17 +778,14 @@ END_TEST
  * at scan 0 (the last 488 pages, less than 2 MiB, are small). */
 START_TEST(test_thp_region_is_huge_at_setup)
 {
-	struct workload *wl = parse("[global]\nscans = 1\npages_to_scan = 5000\n"
-				    "sleep_millisecs = 10\n[region buf]\npages = 1512\n"
-				    "fill = unique\nthp = always\n");
+	struct workload *wl;
 	struct kb_options opt;
 	struct kb_result res;
 
-	if (!thp_available()) {
-		printf("# thp = always: skipped: transparent huge pages are off\n");
-		wl_free(wl);
+	if (!thp_available("thp = always"))
 		return;
-	}
+	wl = parse("[global]\nscans = 1\npages_to_scan = 5000\nsleep_millisecs = 10\n"
+		   "[region buf]\npages = 1512\nfill = unique\nthp = always\n");
 	kb_options_init(&opt);
 	opt.pages = KB_PAGES_EVERY_SCAN;
 	run_checked(wl, &opt, &res);
@@ -1565,18 +1562,16 @@ END_TEST
  */
 START_TEST(test_refuses_thp_region_without_huge_pages)
 {
-	struct workload *wl = parse("[global]\nscans = 2\n[region buf]\nsize = 4m\n"
-				    "fill = same\nvalue = 1\nthp = always\n");
+	struct workload *wl;
 	struct kb_knob_set before;
 	struct kb_options opt;
 	struct kb_result res;
 	char msg[1024];
 
-	if (!thp_available()) {
-		printf("# thp = always refusal: skipped: transparent huge pages are off\n");
-		wl_free(wl);
+	if (!thp_available("thp = always refusal"))
 		return;
-	}
+	wl = parse("[global]\nscans = 2\n[region buf]\nsize = 4m\nfill = same\nvalue = 1\n"
+		   "thp = always\n");
 	save_knobs(&before);
 	ck_assert_int_eq(prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0), 0);
 	kb_options_init(&opt);
