@@ -207,6 +207,21 @@ int kb_knobs_save(struct kb_knob_set *set, char *msg, size_t msglen);
  */
 int kb_knobs_restore(const struct kb_knob_set *set, char *msg, size_t msglen);
 
+/*
+ * The same, while no backend runs: take the backend lock (waiting up to
+ * @wait_ns for a run to finish), save or restore, let go. A tool or test
+ * suite that snapshots "the machine's own knobs" must take them this way:
+ * a plain kb_knobs_save() during someone else's run would take that run's
+ * workload knobs for the machine's, and a later restore would leave them.
+ */
+int kb_knobs_save_idle(struct kb_knob_set *set, uint64_t wait_ns, char *msg, size_t msglen);
+int kb_knobs_restore_idle(const struct kb_knob_set *set, uint64_t wait_ns, char *msg,
+			  size_t msglen);
+/* For code that writes knobs itself: hold the backend lock meanwhile.
+ * Returns the lock's fd (give it to kb_lock_drop), or -1 with a message. */
+int kb_lock_hold(uint64_t wait_ns, char *msg, size_t msglen);
+void kb_lock_drop(int fd);
+
 /* The value of knob @name in @set, or NULL. */
 const char *kb_knobs_get(const struct kb_knob_set *set, const char *name);
 

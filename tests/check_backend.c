@@ -72,24 +72,32 @@ static int64_t counter(const char *name)
 	return strtoll(text, NULL, 10);
 }
 
+/* How long the suite waits for another backend (someone else's run) to end
+ * before it touches or snapshots knobs itself. */
+#define IDLE_WAIT_NS (600 * UINT64_C(1000000000))
+
+/* Write a knob as a user would, holding the backend lock meanwhile. */
 static void set_knob(const char *name, const char *value)
 {
-	char path[128];
-	int fd;
+	char path[128], msg[256];
+	int fd, lock = kb_lock_hold(IDLE_WAIT_NS, msg, sizeof msg);
 
+	ck_assert_msg(lock >= 0, "%s", msg);
 	snprintf(path, sizeof path, KSM "%s", name);
 	fd = open(path, O_WRONLY);
 	ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
 	ck_assert_msg(write(fd, value, strlen(value)) == (ssize_t)strlen(value), "%s=%s: %s", name,
 		      value, strerror(errno));
 	close(fd);
+	kb_lock_drop(lock);
 }
 
+/* The knobs as they are while no backend runs. */
 static void save_knobs(struct kb_knob_set *set)
 {
 	char msg[256];
 
-	ck_assert_msg(kb_knobs_save(set, msg, sizeof msg) == 0, "%s", msg);
+	ck_assert_msg(kb_knobs_save_idle(set, IDLE_WAIT_NS, msg, sizeof msg) == 0, "%s", msg);
 }
 
 /* Processes whose command name starts with "wl:" (workload processes). */
@@ -1122,8 +1130,10 @@ END_TEST
 /* A continuous writer runs in its own thread at its rate while ksmd scans. */
 START_TEST(test_continuous_writer)
 {
-	struct workload *wl = parse("[global]\ntime = 600ms\npages_to_scan = 5000\n"
-				    "sleep_millisecs = 10\n"
+	/* ksmd sleeps 50 ms between scans, so that the runner, which reads a
+	 * row while ksmd sleeps, has room even on a loaded machine. */
+	struct workload *wl = parse("[global]\ntime = 1s\npages_to_scan = 5000\n"
+				    "sleep_millisecs = 50\n"
 				    "[region buf]\npages = 512\nfill = same\nvalue = 3\n"
 				    "[writer churn]\nregion = buf\nvalue = fresh\nwhen = continuous\n"
 				    "rate = 5000/s\n");
@@ -1133,7 +1143,7 @@ START_TEST(test_continuous_writer)
 	run_checked(wl, NULL, &res);
 	ck_assert_int_ge(res.trace->nrows, 3);
 	last = &res.trace->row[res.trace->nrows - 1];
-	/* 3000 writes cycle over 512 pages: fresh values leave little to share. */
+	/* 5000 writes cycle over 512 pages: fresh values leave little to share. */
 	ck_assert_int_lt(last->counter[TRACE_PAGES_SHARING], 511);
 	ck_assert_int_gt(last->counter[TRACE_PAGES_VOLATILE] + last->counter[TRACE_PAGES_UNSHARED],
 			 0);
@@ -1234,7 +1244,7 @@ START_TEST(test_restores_changed_knobs)
 	run_checked(wl, NULL, &res);
 	kb_result_free(&res);
 	wl_free(wl);
-	ck_assert_int_eq(kb_knobs_restore(&defaults, NULL, 0), 0);
+	ck_assert_int_eq(kb_knobs_restore_idle(&defaults, IDLE_WAIT_NS, NULL, 0), 0);
 }
 END_TEST
 
@@ -1372,6 +1382,33 @@ START_TEST(test_interrupted_run)
 		ck_assert_msg(strstr(rescue, who) && strstr(rescue, "max_page_sharing 64 -> "),
 			      "last rescue: %s", rescue);
 	}
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+/* A snapshot of the machine's knobs never takes a running backend's
+ * workload knobs for them: it waits for the run, or fails. */
+START_TEST(test_idle_snapshot_waits_for_a_run)
+{
+	char *path = temp_workload(long_workload), msg[256];
+	const char *args[] = { "ksmkit", "run", "-q", path, NULL };
+	struct kb_knob_set before, during;
+	struct cli c;
+
+	save_knobs(&before);
+	cli_start(&c, false, args);
+	runner_of(c.pid);
+	wait_until_merged();
+	ck_assert_int_eq(counter("max_page_sharing"), 64);
+	ck_assert_int_eq(kb_knobs_save_idle(&during, UINT64_C(300000000), msg, sizeof msg), -1);
+	ck_assert_msg(strstr(msg, "another ksmkit backend"), "%s", msg);
+	kill(c.pid, SIGINT);
+	ck_assert_int_eq(cli_finish(&c), 1);
+	save_knobs(&during);
+	ck_assert_str_eq(kb_knobs_get(&during, "max_page_sharing"),
+			 kb_knobs_get(&before, "max_page_sharing"));
+	assert_as_before(&before);
 	unlink(path);
 	free(path);
 }
@@ -1692,6 +1729,7 @@ static Suite *backend_suite(void)
 	tcase_add_test(tc, test_restores_changed_knobs);
 	tcase_add_loop_test(tc, test_interrupted_run, 0,
 			    (int)(sizeof interruptions / sizeof interruptions[0]));
+	tcase_add_test(tc, test_idle_snapshot_waits_for_a_run);
 	tcase_add_test(tc, test_killed_whole_next_run_restores);
 	tcase_add_test(tc, test_restore_command);
 
@@ -1750,7 +1788,7 @@ int main(void)
 		printf("SKIP: check_backend: %s\n", why);
 		return 77;
 	}
-	if (kb_knobs_save(&found, msg, sizeof msg) != 0) {
+	if (kb_knobs_save_idle(&found, IDLE_WAIT_NS, msg, sizeof msg) != 0) {
 		printf("check_backend: %s\n", msg);
 		return 99;
 	}
@@ -1759,7 +1797,7 @@ int main(void)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	/* Whatever a failed test left behind, leave the knobs as found. */
-	if (kb_knobs_restore(&found, msg, sizeof msg) != 0) {
+	if (kb_knobs_restore_idle(&found, IDLE_WAIT_NS, msg, sizeof msg) != 0) {
 		printf("check_backend: could not restore the knobs: %s\n", msg);
 		failed++;
 	}
