@@ -1,9 +1,9 @@
 /*
- * check_trace.c - Check suite for workload/trace.c: the name tables, building
- * a trace, the CSV format (exact text, round trips, every kind of malformed
- * input the reader must reject with file:line and a precise message), the
- * JSON writer (parsed back by python3 when it is installed), and write
- * errors reported by both writers.
+ * check_trace.c - Check suite for the trace stage (trace/): the name tables,
+ * building a trace, the CSV format (exact text, round trips, every kind of
+ * malformed input the reader must reject with file:line and a precise
+ * message), the JSON writer (parsed back by python3 when it is installed),
+ * and write errors reported by both writers.
  */
 #include <check.h>
 #include <errno.h>

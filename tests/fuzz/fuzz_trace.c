@@ -1,6 +1,6 @@
 /*
  * fuzz_trace.c - libFuzzer target for the trace CSV reader
- * (workload/trace.c, trace_read_csv). Any input must either read into a
+ * (trace/trace_csv_read.c, trace_read_csv). Any input must either read into a
  * trace that survives a round trip (written as CSV, read back equal by
  * trace_equal, and written as JSON without error) or fail with
  * "fuzz.csv:LINE: ..." (or "fuzz.csv: ..."); never crash, leak or hang.

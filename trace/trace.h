@@ -1,16 +1,23 @@
 /*
- * trace.h - what a run produced: one row per full scan (optionally per batch)
- * of every KSM counter, the same struct from the simulator and the backend.
+ * trace.h - the trace stage: what a run produced, the same structs from the
+ * simulator and the backend, and their file formats. It is the pivot between
+ * the engines (sim/, backend/, guest/) and what reads their results
+ * (compare/, plots/, sweep/, the cli).
  *
- * A row holds every counter of /sys/kernel/mm/ksm under its own name (plus
- * the pages_to_scan knob, which the advisor changes), each process's
- * /proc/PID/ksm_stat fields, the scan and batch numbers, and time in ns since
- * the run started (simulated by the simulator, measured by the backend; the
- * trace says which). Event outcomes (a knob store answered EBUSY, say) are
- * kept beside the rows. This module owns the in-memory trace and its file
+ * A trace holds one row per full scan (optionally per batch) of every
+ * counter of /sys/kernel/mm/ksm under its own name (plus the pages_to_scan
+ * knob, which the advisor changes), each process's /proc/PID/ksm_stat
+ * fields, the scan and batch numbers, and time in ns since the run started
+ * (simulated by the simulator, measured by the backend; the trace says
+ * which). Event outcomes (a knob store answered EBUSY, say) are kept beside
+ * the rows. This library (libksmtrace) owns the trace in memory and its
  * formats: CSV (written and read back, a format version in the first line,
- * units in column names) and JSON (written). It does not know how the numbers
- * were obtained, nor how two traces are compared.
+ * units in column names) and JSON (written). It does not know how the
+ * numbers were obtained, nor how two runs are compared (compare.h).
+ *
+ * Files: trace.c (the model, names, equality), trace_csv_write.c,
+ * trace_json.c, trace_csv_read.c, trace_io.c (checked output and CSV
+ * reading they share).
  */
 #ifndef KSMKIT_TRACE_H
 #define KSMKIT_TRACE_H
