@@ -8,9 +8,10 @@
  * descriptive fields (workload, kernel, detector) stay NULL; trace_equal
  * treats NULL and "" alike, and an absent process's field values do not
  * count, because neither survives a CSV round trip. The file formats live
- * beside this one (trace_csv_write.c, trace_json.c, trace_csv_read.c); this
- * file knows nothing of where the numbers came from, nor of comparing two
- * traces beyond plain equality (compare/ does that).
+ * beside this one (trace_csv_write.c, trace_json.c, trace_csv_read.c, and
+ * trace_pages.c for page partitions); this file knows nothing of where the
+ * numbers came from, nor of comparing two traces beyond plain equality
+ * (compare/ does that).
  */
 #include "trace_internal.h"
 

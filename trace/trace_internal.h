@@ -3,7 +3,8 @@
  * trace CSV's layout (first-line magic, fixed columns), the name tables
  * the writers and readers both use, checked output (every writer reports a
  * failed write as -1 with errno), and the line, field and number reading
- * the CSV reader is built on. The public contract is trace.h.
+ * both CSV readers (traces, page partitions) are built on. The public
+ * contract is trace.h.
  */
 #ifndef KSMKIT_TRACE_INTERNAL_H
 #define KSMKIT_TRACE_INTERNAL_H

@@ -2,9 +2,9 @@
  * trace_io.c - the plumbing every file format of the trace stage shares:
  * checked output (a failed write is -1 with errno, never lost in a stdio
  * buffer), the names outcome errors are written by, the trace CSV's fixed
- * columns, and the strict line, field and number reading the CSV reader
- * (trace_csv_read.c) is built on, with its "NAME:LINE: what" messages.
- * Nothing here knows what a row means.
+ * columns, and the strict line, field and number reading the two CSV
+ * readers (trace_csv_read.c, trace_pages.c) are built on, with its
+ * "NAME:LINE: what" messages. Nothing here knows what a row means.
  */
 #include "trace_internal.h"
 
