@@ -129,6 +129,37 @@ static int report_failure(const char *path, const struct compare_args *args,
 	}
 }
 
+/*
+ * The pipeline's options for @args: pages compared, notes unless -q, the
+ * kernel side here (--force) or in the guest --guest asks for. 0, or
+ * CLI_USAGE after the message for a bad --guest.
+ */
+static int pipeline_options(const char *path, const struct compare_args *args,
+			    struct xval_options *opt, struct kb_options *host,
+			    struct kg_options *guest)
+{
+	char why[200];
+
+	xval_options_init(opt);
+	opt->costs = &args->costs;
+	opt->pages = true;
+	opt->note = print_note;
+	opt->note_arg = (void *)&args->quiet;
+	kb_options_init(host);
+	host->force = args->force;
+	opt->host = host;
+	if (!args->guest)
+		return 0;
+	kg_options_init(guest);
+	if (kg_parse_spec(args->guest, guest, why, sizeof(why)) != 0) {
+		cli_error("compare: %s: guest: --guest %s: %s", path, args->guest, why);
+		return CLI_USAGE;
+	}
+	guest->dir = kg_default_dir(GUEST_BUILD_DIR);
+	opt->guest = guest;
+	return 0;
+}
+
 static int compare_workload(const char *path, const struct compare_args *args)
 {
 	struct xval_options opt;
@@ -137,7 +168,7 @@ static int compare_workload(const char *path, const struct compare_args *args)
 	struct kg_options guest;
 	struct workload *wl;
 	struct wl_error werr;
-	char msg[2048], why[200];
+	char msg[2048];
 	int rc;
 
 	if (wl_parse_file(path, &wl, &werr) != 0) {
@@ -152,23 +183,9 @@ static int compare_workload(const char *path, const struct compare_args *args)
 		wl_free(wl);
 		return CLI_USAGE;
 	}
-	xval_options_init(&opt);
-	opt.costs = &args->costs;
-	opt.pages = true;
-	opt.note = print_note;
-	opt.note_arg = (void *)&args->quiet;
-	kb_options_init(&host);
-	host.force = args->force;
-	opt.host = &host;
-	if (args->guest) {
-		kg_options_init(&guest);
-		if (kg_parse_spec(args->guest, &guest, why, sizeof(why)) != 0) {
-			cli_error("compare: %s: guest: --guest %s: %s", path, args->guest, why);
-			wl_free(wl);
-			return CLI_USAGE;
-		}
-		guest.dir = kg_default_dir(GUEST_BUILD_DIR);
-		opt.guest = &guest;
+	if (pipeline_options(path, args, &opt, &host, &guest) != 0) {
+		wl_free(wl);
+		return CLI_USAGE;
 	}
 	switch (xval_run(wl, &opt, &res)) {
 	case XVAL_FAILED:

@@ -178,7 +178,7 @@ struct xval_result {
 	enum xval_step failed;          /* with XVAL_FAILED */
 	int status;                     /* the kernel side's KB_* */
 	char kernel_message[2048];      /* the kernel side's, with status != KB_OK */
-	char why[512];                  /* with XVAL_STEP_SEMANTICS or XVAL_STEP_SIM */
+	char why[2048];                 /* with XVAL_STEP_SEMANTICS or XVAL_STEP_SIM */
 	enum wl_kernel semantics;       /* what the simulator followed */
 	unsigned kernel_runs;           /* how many times the kernel side ran */
 	struct xval_side sim, kernel;   /* what each side produced (kernel: its last run) */
