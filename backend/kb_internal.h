@@ -234,7 +234,7 @@ void kb_worker_exec(const struct workload *wl, size_t proc, int sock, int text_f
 /* ---- kb_pagemap.c: page-level captures ------------------------------------------ */
 
 struct kb_capture {
-	struct kb_page *pages;       /* partition captures, in capture order */
+	struct trace_page *pages;       /* partition captures, in capture order */
 	size_t npages, pages_cap;    /* used and allocated entries */
 	struct kb_dirty_page *dirty; /* soft-dirty captures, in capture order */
 	size_t ndirty, dirty_cap;    /* used and allocated entries */
@@ -277,7 +277,7 @@ bool kb_cwriter_failed(struct kb_cwriter *w);
 /* ---- kb_run.c: the runner ------------------------------------------------------ */
 
 /* What the runner hands the guardian: this struct in a shared mapping, and
- * the trace (CSV), then npages struct kb_page, then ndirty struct
+ * the trace (CSV), then npages struct trace_page, then ndirty struct
  * kb_dirty_page in a memfd. */
 struct kb_report {
 	int status;          /* KB_*; KB_FAILED until the runner sets it */

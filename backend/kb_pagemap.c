@@ -75,16 +75,16 @@ static void *room_for_one(void *array, size_t *cap, size_t n, size_t size)
 static uint32_t frame_flags(const struct kb_capture *c, uint64_t pfn)
 {
 	uint64_t kf = 0;
-	uint32_t flags = KB_PAGE_PRESENT;
+	uint32_t flags = TRACE_PAGE_PRESENT;
 
 	if (pread(c->kpageflags_fd, &kf, sizeof kf, (off_t)(pfn * sizeof kf)) != sizeof kf)
 		return flags;
 	if (kf & (UINT64_C(1) << KPF_KSM))
-		flags |= KB_PAGE_KSM;
+		flags |= TRACE_PAGE_KSM;
 	if (kf & (UINT64_C(1) << KPF_ZERO_PAGE))
-		flags |= KB_PAGE_ZERO;
+		flags |= TRACE_PAGE_ZERO;
 	if (kf & (UINT64_C(1) << KPF_THP))
-		flags |= KB_PAGE_THP;
+		flags |= TRACE_PAGE_THP;
 	return flags;
 }
 
@@ -167,8 +167,8 @@ static int for_each_page(struct kb_capture *c, const struct kb_procs *ps, uint64
 static int add_page(struct kb_capture *c, uint64_t scan, size_t proc, size_t region,
 		    uint64_t page, uint64_t entry)
 {
-	struct kb_page *pages = room_for_one(c->pages, &c->pages_cap, c->npages, sizeof *pages);
-	struct kb_page *kp;
+	struct trace_page *pages = room_for_one(c->pages, &c->pages_cap, c->npages, sizeof *pages);
+	struct trace_page *kp;
 
 	if (!pages)
 		return -1;
@@ -178,8 +178,8 @@ static int add_page(struct kb_capture *c, uint64_t scan, size_t proc, size_t reg
 	kp->proc = (uint32_t)proc;
 	kp->region = (uint32_t)region;
 	kp->page = page;
-	kp->pfn = (entry & PM_PRESENT) ? entry & PM_PFN_MASK : 0;
-	kp->flags = (entry & PM_PRESENT) ? frame_flags(c, kp->pfn) : 0;
+	kp->frame = (entry & PM_PRESENT) ? entry & PM_PFN_MASK : 0;
+	kp->flags = (entry & PM_PRESENT) ? frame_flags(c, kp->frame) : 0;
 	return 0;
 }
 

@@ -140,17 +140,17 @@ static void on_note(const char *note, void *arg)
 
 static void put_pages(FILE *out, const struct kb_result *res)
 {
-	const struct kb_page *prev = NULL;
+	const struct trace_page *prev = NULL;
 
 	fprintf(out, "pages %zu\n", res->npages);
 	for (size_t i = 0; i < res->npages; i++) {
-		const struct kb_page *p = &res->pages[i];
+		const struct trace_page *p = &res->pages[i];
 
 		if (!prev || p->scan != prev->scan || p->proc != prev->proc ||
 		    p->region != prev->region || p->page != prev->page + 1)
 			fprintf(out, "= %" PRIu64 " %" PRIu32 " %" PRIu32 " %" PRIu64 "\n", p->scan,
 				p->proc, p->region, p->page);
-		fprintf(out, "%" PRIx64 " %" PRIx32 "\n", p->pfn, p->flags);
+		fprintf(out, "%" PRIx64 " %" PRIx32 "\n", p->frame, p->flags);
 		prev = p;
 	}
 }

@@ -270,13 +270,13 @@ static int64_t scanned_between(const struct kb_result *res, uint64_t from, uint6
 static bool maps_duplicates(const struct kb_result *res, uint64_t scan)
 {
 	for (size_t i = 0; i < res->npages; i++) {
-		const struct kb_page *a = &res->pages[i];
+		const struct trace_page *a = &res->pages[i];
 
-		if (a->scan != scan || !(a->flags & KB_PAGE_PRESENT) || (a->flags & KB_PAGE_ZERO))
+		if (a->scan != scan || !(a->flags & TRACE_PAGE_PRESENT) || (a->flags & TRACE_PAGE_ZERO))
 			continue;
 		for (size_t j = i + 1; j < res->npages; j++)
-			if (res->pages[j].scan == scan && res->pages[j].pfn == a->pfn &&
-			    (res->pages[j].flags & KB_PAGE_PRESENT))
+			if (res->pages[j].scan == scan && res->pages[j].frame == a->frame &&
+			    (res->pages[j].flags & TRACE_PAGE_PRESENT))
 				return true;
 	}
 	return false;
@@ -298,10 +298,10 @@ static size_t distinct_frames(const struct kb_result *res, uint64_t scan)
 	for (size_t i = 0; i < res->npages; i++) {
 		bool seen = false;
 
-		if (res->pages[i].scan != scan || !(res->pages[i].flags & KB_PAGE_PRESENT))
+		if (res->pages[i].scan != scan || !(res->pages[i].flags & TRACE_PAGE_PRESENT))
 			continue;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = res->pages[j].scan == scan && res->pages[j].pfn == res->pages[i].pfn;
+			seen = res->pages[j].scan == scan && res->pages[j].frame == res->pages[i].frame;
 		n += !seen;
 	}
 	return n;
@@ -501,7 +501,7 @@ START_TEST(test_merge_M)
 	/* Page level: 10 pages, one KSM frame after scan 2, ten frames before. */
 	ck_assert_int_eq(distinct_frames(&res, 1), 10);
 	ck_assert_int_eq(distinct_frames(&res, 2), 1);
-	ck_assert_int_eq(pages_with(&res, 2, KB_PAGE_KSM), 10);
+	ck_assert_int_eq(pages_with(&res, 2, TRACE_PAGE_KSM), 10);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -532,7 +532,7 @@ START_TEST(test_merge_prctl)
 	ck_assert_int_ge(scan_row(&res, 2)->counter[TRACE_PAGES_SHARING], 9);
 	ck_assert_int_ge(proc_field(&res, 2, "main", TRACE_KSM_MERGING_PAGES), 10);
 	ck_assert_int_eq(distinct_frames(&res, 3), 1);
-	ck_assert_int_eq(pages_with(&res, 3, KB_PAGE_KSM), 10);
+	ck_assert_int_eq(pages_with(&res, 3, TRACE_PAGE_KSM), 10);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -554,7 +554,7 @@ START_TEST(test_unmerge_U)
 	ck_assert_int_eq(proc_field(&res, 3, "main", TRACE_KSM_RMAP_ITEMS), 2);
 	ck_assert_int_eq(proc_field(&res, 3, "main", TRACE_KSM_MERGING_PAGES), 0);
 	ck_assert(!maps_duplicates(&res, 3));
-	ck_assert_int_eq(pages_with(&res, 3, KB_PAGE_KSM), 0);
+	ck_assert_int_eq(pages_with(&res, 3, TRACE_PAGE_KSM), 0);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -595,7 +595,7 @@ START_TEST(test_zero_pages_1)
 	ck_assert_int_eq(proc_field(&res, 3, "main", TRACE_KSM_RMAP_ITEMS), 0);
 	ck_assert_int_eq(proc_field(&res, 3, "main", TRACE_KSM_ZERO_PAGES_PROC), 10);
 	ck_assert_int_eq(scanned_between(&res, 1, 3), 10);
-	ck_assert_int_eq(pages_with(&res, 3, KB_PAGE_ZERO), 10);
+	ck_assert_int_eq(pages_with(&res, 3, TRACE_PAGE_ZERO), 10);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -773,9 +773,9 @@ START_TEST(test_thp_H)
 	printf("# ksm_tests -H: %" PRIu64 " of 4 ranges huge at setup\n", res.measurement.huge_ranges);
 	/* By the last scan every page is merged: 2048 = 8 * 256. */
 	CHECK_ROWS(&res, { 4, TRACE_PAGES_SHARED, 8 }, { 4, TRACE_PAGES_SHARING, 2040 });
-	ck_assert_int_eq(pages_with(&res, 4, KB_PAGE_KSM), 2048);
+	ck_assert_int_eq(pages_with(&res, 4, TRACE_PAGE_KSM), 2048);
 	if (res.measurement.huge_ranges)
-		ck_assert_int_gt(pages_with(&res, 1, KB_PAGE_THP), 0);
+		ck_assert_int_gt(pages_with(&res, 1, TRACE_PAGE_THP), 0);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -797,8 +797,8 @@ START_TEST(test_thp_region_is_huge_at_setup)
 	kb_options_init(&opt);
 	opt.pages = KB_PAGES_EVERY_SCAN;
 	run_checked(wl, &opt, &res);
-	ck_assert_int_eq(pages_with(&res, 0, KB_PAGE_PRESENT), 1512);
-	ck_assert_int_eq(pages_with(&res, 0, KB_PAGE_THP), 1024);
+	ck_assert_int_eq(pages_with(&res, 0, TRACE_PAGE_PRESENT), 1512);
+	ck_assert_int_eq(pages_with(&res, 0, TRACE_PAGE_THP), 1024);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -832,7 +832,7 @@ START_TEST(test_functional_unmerge)
 			   { 3, TRACE_PAGES_SHARED, 0 }, { 3, TRACE_PAGES_SHARING, 0 });
 		ck_assert(maps_duplicates(&res, 2));
 		ck_assert(!maps_duplicates(&res, 3));
-		ck_assert_int_eq(pages_with(&res, 3, KB_PAGE_KSM), 0);
+		ck_assert_int_eq(pages_with(&res, 3, TRACE_PAGE_KSM), 0);
 		ck_assert_int_eq(proc_field(&res, 3, "main", TRACE_KSM_RMAP_ITEMS), 0);
 		kb_result_free(&res);
 		wl_free(wl);
@@ -862,7 +862,7 @@ START_TEST(test_functional_unmerge_zero_pages)
 	ck_assert_int_eq(proc_field(&res, 4, "main", TRACE_KSM_ZERO_PAGES_PROC), 0);
 	CHECK_ROWS(&res, { 2, TRACE_KSM_ZERO_PAGES, 512 }, { 4, TRACE_KSM_ZERO_PAGES, 0 });
 	ck_assert(!maps_duplicates(&res, 4));
-	ck_assert_int_eq(pages_with(&res, 4, KB_PAGE_ZERO), 0);
+	ck_assert_int_eq(pages_with(&res, 4, TRACE_PAGE_ZERO), 0);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -900,13 +900,13 @@ START_TEST(test_functional_prctl)
 	ck_assert_int_eq(proc_field(&res, 4, "kid", TRACE_KSM_MERGE_ANY), 1);
 	/* main's pages are its own again; kid still maps the KSM pages. */
 	for (size_t i = 0; i < res.npages; i++) {
-		const struct kb_page *p = &res.pages[i];
+		const struct trace_page *p = &res.pages[i];
 
 		if (p->scan == 4 && p->proc == proc_index(&res, "main"))
-			ck_assert_msg(!(p->flags & KB_PAGE_KSM), "main page %" PRIu64 " still KSM",
+			ck_assert_msg(!(p->flags & TRACE_PAGE_KSM), "main page %" PRIu64 " still KSM",
 				      p->page);
 	}
-	ck_assert_int_eq(pages_with(&res, 4, KB_PAGE_KSM), 512);
+	ck_assert_int_eq(pages_with(&res, 4, TRACE_PAGE_KSM), 512);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -1073,13 +1073,13 @@ START_TEST(test_writer_pages_reproducible)
 	run_checked(wl, &opt, &res);
 	/* Fresh values never repeat: exactly the written pages stay unmerged. */
 	for (size_t i = 0; i < res.npages; i++) {
-		const struct kb_page *p = &res.pages[i];
+		const struct trace_page *p = &res.pages[i];
 
-		ck_assert_msg(!(p->flags & KB_PAGE_KSM) == written[p->page],
+		ck_assert_msg(!(p->flags & TRACE_PAGE_KSM) == written[p->page],
 			      "page %" PRIu64 ": ksm %d, written %d", p->page,
-			      !!(p->flags & KB_PAGE_KSM), written[p->page]);
+			      !!(p->flags & TRACE_PAGE_KSM), written[p->page]);
 	}
-	ck_assert_int_eq(pages_with(&res, 4, KB_PAGE_KSM), 256 - nwritten);
+	ck_assert_int_eq(pages_with(&res, 4, TRACE_PAGE_KSM), 256 - nwritten);
 	kb_result_free(&res);
 	wl_free(wl);
 }

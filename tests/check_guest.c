@@ -32,8 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli_engines.h"
 #include "guest.h"
+#include "xval.h"
 
 #define GUEST_DIR BUILDDIR "/guest"
 
@@ -366,48 +366,46 @@ enum outcome {
  * and RUNNER_LATE returned. Counts a NUMA workload in *@numa.
  */
 static enum outcome compare_one(enum kg_kernel k, const struct workload *wl,
-				struct engine_guest_run *run, const char *release, bool may_retry,
+				struct xval_guest_run *run, const char *release, bool may_retry,
 				size_t *numa)
 {
-	struct engine_run sim = { 0 };
-	struct cmp_report rep;
-	enum wl_kernel semantics;
-	char *text = NULL, msg[1024];
+	struct xval_options opt;
+	struct xval_result res;
+	char *text = NULL;
 	size_t len = 0;
 	bool equal;
 	FILE *f;
 
 	ck_assert_msg(run->status == KB_OK, "%s in the guest: %s", wl->path, run->message);
-	ck_assert_str_eq(run->run.trace->source, "guest");
-	ck_assert_int_eq(engines_semantics(run->run.trace, &semantics, msg, sizeof(msg)), 0);
+	ck_assert_str_eq(run->side.trace->source, "guest");
+	xval_options_init(&opt);
+	opt.pages = true;
+	/* the simulator follows the kernel that ran */
+	xval_follow(wl, run, &opt, &res);
+	ck_assert_msg(res.verdict != XVAL_FAILED, "%s: %s", wl->path, res.why);
 	/* each guest kernel has its row in the simulator's kernel table */
-	ck_assert_str_eq(wl_kernel_name(semantics), kg_kernel_name(k));
-	ck_assert_msg(engines_run_sim_as(wl, semantics, true, NULL, &sim, msg, sizeof(msg)) == 0,
-		      "%s: %s", wl->path, msg);
-	ck_assert_int_eq(engines_compare(wl, &sim, &run->run, &rep), 0);
+	ck_assert_str_eq(wl_kernel_name(res.semantics), kg_kernel_name(k));
 	f = open_memstream(&text, &len);
-	cmp_write_table(sim.trace, run->run.trace, &rep, "sim", "guest", f);
+	cmp_write_table(res.sim.trace, res.kernel.trace, &res.report, "sim", "guest", f);
 	fclose(f);
-	equal = cmp_report_equal(&rep);
-	if (!equal && run->run.invalid_rows > 0 && may_retry) {
+	equal = res.verdict == XVAL_MATCH;
+	if (!equal && res.kernel.invalid_rows > 0 && may_retry) {
 		printf("# %s: the guest's runner was late for %llu rows, running it again:\n%s",
-		       base_name(wl->path), (unsigned long long)run->run.invalid_rows, text);
+		       base_name(wl->path), (unsigned long long)res.kernel.invalid_rows, text);
 	} else {
 		ck_assert_msg(equal, "%s differs on Linux %s (kernel = %s, %llu invalid rows):\n%s",
-			      wl->path, release, wl_kernel_name(semantics),
-			      (unsigned long long)run->run.invalid_rows, text);
+			      wl->path, release, wl_kernel_name(res.semantics),
+			      (unsigned long long)res.kernel.invalid_rows, text);
 		ck_assert_ptr_nonnull(strstr(text, "# no scan speed: a side ran in a qemu TCG guest"));
-		ck_assert_uint_gt(rep.partitions_compared, 0);
+		ck_assert_uint_gt(res.report.partitions_compared, 0);
 		printf("# %-32s %zu scans, %zu partitions, as kernel = %s: identical\n",
-		       base_name(wl->path), rep.rows_compared, rep.partitions_compared,
-		       wl_kernel_name(semantics));
+		       base_name(wl->path), res.report.rows_compared, res.report.partitions_compared,
+		       wl_kernel_name(res.semantics));
 		*numa += has_prefix(base_name(wl->path), "numa-");
-		check_promises(wl, run->run.trace);
+		check_promises(wl, res.kernel.trace);
 	}
 	free(text);
-	cmp_report_free(&rep);
-	engines_free(&sim);
-	engines_free(&run->run);
+	xval_result_free(&res);
 	return equal ? MATCHED : RUNNER_LATE;
 }
 
@@ -434,13 +432,13 @@ static size_t boot_and_compare(enum kg_kernel k, unsigned nodes, const char *pre
 	o.dir = GUEST_DIR;
 	snprintf(want, sizeof(want), "%s.", kg_kernel_name(k));
 	for (int attempt = 1; npending > 0; attempt++) {
-		struct engine_guest_run *runs = calloc(npending, sizeof(*runs));
+		struct xval_guest_run *runs = calloc(npending, sizeof(*runs));
 		uint64_t t0 = (uint64_t)time(NULL);
 		size_t again = 0;
 		int status;
 
-		status = engines_run_guest(pending, npending, &o, true, runs, release,
-					   sizeof(release), msg, sizeof(msg));
+		status = xval_run_guest(pending, npending, &o, true, runs, release, sizeof(release),
+					msg, sizeof(msg));
 		ck_assert_msg(status == KB_OK, "the %s guest: %s", kg_kernel_name(k), msg);
 		ck_assert_msg(has_prefix(release, want), "kernel=%s booted Linux %s",
 			      kg_kernel_name(k), release);
