@@ -8,8 +8,9 @@
  * that every "after-scan:N" step happens between two full scans, as the
  * simulator executes it. The result is a struct trace (trace.h) with one row
  * per full scan, plus optionally the page-level merge partition (which pages
- * share one physical page), the soft-dirty sets a PTE dirty-bit detector
- * would have seen, and ksm_tests-style measurements.
+ * share one physical page, as struct trace_page: the simulator's type too),
+ * the soft-dirty sets a PTE dirty-bit detector would have seen, and
+ * ksm_tests-style measurements.
  *
  * KSM is global state shared with everyone on the machine, so kb_run():
  *   - refuses to start (unless forced) when someone else's pages are merged
@@ -105,22 +106,6 @@ struct kb_options {
 	void *note_arg;
 };
 
-/* kb_page.flags */
-#define KB_PAGE_PRESENT 0x1u /* a page is mapped (pfn is valid) */
-#define KB_PAGE_KSM 0x2u     /* KPF_KSM: a KSM page */
-#define KB_PAGE_ZERO 0x4u    /* the kernel's zero page (use_zero_pages) */
-#define KB_PAGE_THP 0x8u     /* part of a transparent huge page */
-
-/* One region page of one process, as the kernel maps it. */
-struct kb_page {
-	uint64_t scan;   /* captured after this full scan */
-	uint32_t proc;   /* index into workload->procs */
-	uint32_t region; /* index into workload->regions */
-	uint64_t page;   /* page index in the region */
-	uint64_t pfn;    /* physical frame (root only); 0 when not present */
-	uint32_t flags;  /* KB_PAGE_* */
-};
-
 /* A region page whose soft-dirty bit was set when a scan ended. */
 struct kb_dirty_page {
 	uint64_t scan;   /* written between the end of scan - 1 and the end of scan */
@@ -143,7 +128,8 @@ struct kb_measurement {
 
 struct kb_result {
 	struct trace *trace;       /* NULL when the run never started */
-	struct kb_page *pages;     /* kb_options.pages captures, in capture order */
+	struct trace_page *pages;  /* kb_options.pages captures, in capture order (trace.h;
+				      KSM and THP flags from /proc/kpageflags) */
 	size_t npages;             /* entries in pages */
 	struct kb_dirty_page *dirty; /* kb_options.soft_dirty captures */
 	size_t ndirty;             /* entries in dirty */
@@ -173,13 +159,11 @@ const char *kb_measure_name(enum kb_measure measure);
 int kb_measure_lookup(const char *name);
 
 /*
- * CSV of the captures, with process and region names from @wl:
- *   pages: scan,process,region,page,pfn,present,ksm,zero,thp
- *   soft-dirty: scan,process,region,page
- * A first line "# ksmkit-pages 1" / "# ksmkit-soft-dirty 1" names the format.
- * Return 0, or -1 on an output error (errno set).
+ * CSV of the soft-dirty captures, with process and region names from @wl:
+ * a first line "# ksmkit-soft-dirty 1" naming the format, then
+ * scan,process,region,page. (The page partition's CSV is the trace stage's:
+ * trace_pages_write_csv.) Returns 0, or -1 on an output error (errno set).
  */
-int kb_write_pages_csv(const struct kb_result *res, const struct workload *wl, FILE *out);
 int kb_write_dirty_csv(const struct kb_result *res, const struct workload *wl, FILE *out);
 
 /*
@@ -206,6 +190,21 @@ int kb_knobs_save(struct kb_knob_set *set, char *msg, size_t msglen);
  * failure; returns 0, or -1 with the failed knobs named in @msg.
  */
 int kb_knobs_restore(const struct kb_knob_set *set, char *msg, size_t msglen);
+
+/*
+ * The same, while no backend runs: take the backend lock (waiting up to
+ * @wait_ns for a run to finish), save or restore, let go. A tool or test
+ * suite that snapshots "the machine's own knobs" must take them this way:
+ * a plain kb_knobs_save() during someone else's run would take that run's
+ * workload knobs for the machine's, and a later restore would leave them.
+ */
+int kb_knobs_save_idle(struct kb_knob_set *set, uint64_t wait_ns, char *msg, size_t msglen);
+int kb_knobs_restore_idle(const struct kb_knob_set *set, uint64_t wait_ns, char *msg,
+			  size_t msglen);
+/* For code that writes knobs itself: hold the backend lock meanwhile.
+ * Returns the lock's fd (give it to kb_lock_drop), or -1 with a message. */
+int kb_lock_hold(uint64_t wait_ns, char *msg, size_t msglen);
+void kb_lock_drop(int fd);
 
 /* The value of knob @name in @set, or NULL. */
 const char *kb_knobs_get(const struct kb_knob_set *set, const char *name);

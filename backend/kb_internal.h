@@ -103,6 +103,9 @@ bool kb_others_have_merged(pid_t our_pgid, char *who, size_t len);
 int kb_check_memory(const struct workload *wl, char *msg, size_t len);
 /* NUMA nodes with memory, from sysfs (1 without NUMA). */
 int kb_node_count(void);
+/* The THP settings a huge page depends on, for messages:
+ * ".../enabled is madvise, defrag madvise". */
+void kb_thp_settings(char *out, size_t len);
 bool kb_node_has_memory(int node);
 
 /* ---- kb_sample.c: counters and the trace row ---------------------------------- */
@@ -231,7 +234,7 @@ void kb_worker_exec(const struct workload *wl, size_t proc, int sock, int text_f
 /* ---- kb_pagemap.c: page-level captures ------------------------------------------ */
 
 struct kb_capture {
-	struct kb_page *pages;       /* partition captures, in capture order */
+	struct trace_page *pages;       /* partition captures, in capture order */
 	size_t npages, pages_cap;    /* used and allocated entries */
 	struct kb_dirty_page *dirty; /* soft-dirty captures, in capture order */
 	size_t ndirty, dirty_cap;    /* used and allocated entries */
@@ -247,9 +250,17 @@ int kb_capture_partition(struct kb_capture *c, const struct kb_procs *ps, uint64
  * soft-dirty bits of every live process (clear_refs 4). */
 int kb_capture_soft_dirty(struct kb_capture *c, const struct kb_procs *ps, uint64_t scan,
 			  bool record, char *msg, size_t len);
-/* How many of @region's 2 MiB ranges in process @proc are backed by a THP. */
-int kb_count_huge(struct kb_capture *c, const struct kb_procs *ps, size_t proc, size_t region,
-		  uint64_t *huge, uint64_t *ranges, char *msg, size_t len);
+/* What backs the whole 2 MiB ranges of a region (kb_huge_census). */
+struct kb_huge_census {
+	uint64_t ranges;      /* whole 2 MiB ranges in the region */
+	uint64_t populated;   /* of those, the ones with a page present */
+	uint64_t huge;        /* of those, the ones one huge page maps */
+	uint64_t first_small; /* page 0 of the first populated range that is not
+				 huge; UINT64_MAX when none */
+};
+/* Count how @region's 2 MiB ranges are backed in process @proc. 0 or -1. */
+int kb_huge_census(struct kb_capture *c, const struct kb_procs *ps, size_t proc, size_t region,
+		   struct kb_huge_census *out, char *msg, size_t len);
 
 /* ---- kb_writer.c: continuous writers ------------------------------------------- */
 
@@ -266,7 +277,7 @@ bool kb_cwriter_failed(struct kb_cwriter *w);
 /* ---- kb_run.c: the runner ------------------------------------------------------ */
 
 /* What the runner hands the guardian: this struct in a shared mapping, and
- * the trace (CSV), then npages struct kb_page, then ndirty struct
+ * the trace (CSV), then npages struct trace_page, then ndirty struct
  * kb_dirty_page in a memfd. */
 struct kb_report {
 	int status;          /* KB_*; KB_FAILED until the runner sets it */

@@ -105,3 +105,46 @@ void kb_lock_release(struct kb_lock *lock)
 	close(lock->fd);
 	lock->fd = -1;
 }
+
+/* ---- for code outside a run: the lock while it touches knobs ----------------- */
+
+int kb_lock_hold(uint64_t wait_ns, char *msg, size_t msglen)
+{
+	struct kb_options quiet;
+	struct kb_lock lock;
+
+	kb_options_init(&quiet);
+	if (kb_lock_acquire(&lock, wait_ns, &quiet, msg, msglen) != 0)
+		return -1;
+	return lock.fd;
+}
+
+void kb_lock_drop(int fd)
+{
+	struct kb_lock lock = { fd };
+
+	kb_lock_release(&lock);
+}
+
+int kb_knobs_save_idle(struct kb_knob_set *set, uint64_t wait_ns, char *msg, size_t msglen)
+{
+	int fd = kb_lock_hold(wait_ns, msg, msglen), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = kb_knobs_save(set, msg, msglen);
+	kb_lock_drop(fd);
+	return rc;
+}
+
+int kb_knobs_restore_idle(const struct kb_knob_set *set, uint64_t wait_ns, char *msg,
+			  size_t msglen)
+{
+	int fd = kb_lock_hold(wait_ns, msg, msglen), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = kb_knobs_restore(set, msg, msglen);
+	kb_lock_drop(fd);
+	return rc;
+}

@@ -104,9 +104,15 @@ int kb_measure_region_filled(struct kb_runner *r, size_t region)
 	if (measuring(r, KB_MEASURE_COW) && r->measure.cow_event >= 0 &&
 	    (size_t)r->wl->events[r->measure.cow_event].region == region)
 		return cow_baseline(r, (size_t)r->measure.cow_event);
-	if (measuring(r, KB_MEASURE_THP) && r->wl->regions[region].merge != WL_MERGE_NONE)
-		return kb_count_huge(&r->capture, &r->procs, r->wl->regions[region].process, region,
-				     &m->huge_ranges, &m->ranges, r->msg, r->msglen);
+	if (measuring(r, KB_MEASURE_THP) && r->wl->regions[region].merge != WL_MERGE_NONE) {
+		struct kb_huge_census census;
+
+		if (kb_huge_census(&r->capture, &r->procs, r->wl->regions[region].process, region,
+				   &census, r->msg, r->msglen) != 0)
+			return -1;
+		m->huge_ranges += census.huge;
+		m->ranges += census.ranges;
+	}
 	return 0;
 }
 

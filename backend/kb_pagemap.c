@@ -7,7 +7,8 @@
  * root, 0 otherwise). /proc/kpageflags, indexed by frame, says whether the
  * frame is a KSM page (KPF_KSM), the zero page (KPF_ZERO_PAGE, where
  * use_zero_pages merged a page) or part of a THP. Pages that share a frame
- * are merged: that partition is what the simulator's must equal.
+ * are merged: that partition is what the simulator's must equal. The same
+ * two files tell which 2 MiB ranges of a region are huge pages.
  *
  * Soft-dirty: writing "4" to /proc/PID/clear_refs clears the soft-dirty bits
  * of the process and write-protects its pages, so the next write to each
@@ -29,6 +30,8 @@
 #define PM_PRESENT (UINT64_C(1) << 63)
 #define PM_SOFT_DIRTY (UINT64_C(1) << 55)
 #define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
+#define KPF_COMPOUND_HEAD 15
+#define KPF_COMPOUND_TAIL 16
 #define KPF_THP 22
 #define KPF_KSM 21
 #define KPF_ZERO_PAGE 24
@@ -72,16 +75,16 @@ static void *room_for_one(void *array, size_t *cap, size_t n, size_t size)
 static uint32_t frame_flags(const struct kb_capture *c, uint64_t pfn)
 {
 	uint64_t kf = 0;
-	uint32_t flags = KB_PAGE_PRESENT;
+	uint32_t flags = TRACE_PAGE_PRESENT;
 
 	if (pread(c->kpageflags_fd, &kf, sizeof kf, (off_t)(pfn * sizeof kf)) != sizeof kf)
 		return flags;
 	if (kf & (UINT64_C(1) << KPF_KSM))
-		flags |= KB_PAGE_KSM;
+		flags |= TRACE_PAGE_KSM;
 	if (kf & (UINT64_C(1) << KPF_ZERO_PAGE))
-		flags |= KB_PAGE_ZERO;
+		flags |= TRACE_PAGE_ZERO;
 	if (kf & (UINT64_C(1) << KPF_THP))
-		flags |= KB_PAGE_THP;
+		flags |= TRACE_PAGE_THP;
 	return flags;
 }
 
@@ -164,8 +167,8 @@ static int for_each_page(struct kb_capture *c, const struct kb_procs *ps, uint64
 static int add_page(struct kb_capture *c, uint64_t scan, size_t proc, size_t region,
 		    uint64_t page, uint64_t entry)
 {
-	struct kb_page *pages = room_for_one(c->pages, &c->pages_cap, c->npages, sizeof *pages);
-	struct kb_page *kp;
+	struct trace_page *pages = room_for_one(c->pages, &c->pages_cap, c->npages, sizeof *pages);
+	struct trace_page *kp;
 
 	if (!pages)
 		return -1;
@@ -175,8 +178,8 @@ static int add_page(struct kb_capture *c, uint64_t scan, size_t proc, size_t reg
 	kp->proc = (uint32_t)proc;
 	kp->region = (uint32_t)region;
 	kp->page = page;
-	kp->pfn = (entry & PM_PRESENT) ? entry & PM_PFN_MASK : 0;
-	kp->flags = (entry & PM_PRESENT) ? frame_flags(c, kp->pfn) : 0;
+	kp->frame = (entry & PM_PRESENT) ? entry & PM_PFN_MASK : 0;
+	kp->flags = (entry & PM_PRESENT) ? frame_flags(c, kp->frame) : 0;
 	return 0;
 }
 
@@ -225,23 +228,65 @@ int kb_capture_soft_dirty(struct kb_capture *c, const struct kb_procs *ps, uint6
 	return 0;
 }
 
-int kb_count_huge(struct kb_capture *c, const struct kb_procs *ps, size_t proc, size_t region,
-		  uint64_t *huge, uint64_t *ranges, char *msg, size_t len)
+#define RANGE_PAGES (KB_HUGE_SIZE / KB_PAGE_SIZE)
+
+/*
+ * Whether the pagemap entries @entry of a 2 MiB range show one huge page:
+ * 512 consecutive frames from a 2 MiB aligned one, which /proc/kpageflags
+ * shows as the head and the tails of one THP. Frames that merely follow
+ * each other (small pages, or the 64 KiB folios of a kernel with mTHP)
+ * have heads of their own, or none.
+ */
+static bool range_is_huge(const struct kb_capture *c, const uint64_t *entry)
 {
-	const uint64_t per_range = KB_HUGE_SIZE / KB_PAGE_SIZE;
+	const uint64_t head = UINT64_C(1) << KPF_COMPOUND_HEAD, tail = UINT64_C(1) << KPF_COMPOUND_TAIL;
+	uint64_t kf[RANGE_PAGES], pfn = entry[0] & PM_PFN_MASK;
+
+	if (!(entry[0] & PM_PRESENT) || pfn % RANGE_PAGES != 0 ||
+	    pread(c->kpageflags_fd, kf, sizeof kf, (off_t)(pfn * sizeof kf[0])) != (ssize_t)sizeof kf)
+		return false;
+	for (uint64_t i = 0; i < RANGE_PAGES; i++)
+		if (!(entry[i] & PM_PRESENT) || (entry[i] & PM_PFN_MASK) != pfn + i ||
+		    !(kf[i] & (UINT64_C(1) << KPF_THP)) || !(kf[i] & (i == 0 ? head : tail)))
+			return false;
+	return true;
+}
+
+static bool range_has_page(const uint64_t *entry)
+{
+	for (uint64_t i = 0; i < RANGE_PAGES; i++)
+		if (entry[i] & PM_PRESENT)
+			return true;
+	return false;
+}
+
+int kb_huge_census(struct kb_capture *c, const struct kb_procs *ps, size_t proc, size_t region,
+		   struct kb_huge_census *out, char *msg, size_t len)
+{
 	uint64_t addr = kb_region_addr(ps, region), pages = ps->wl->regions[region].pages;
+	uint64_t entry[RANGE_PAGES];
 	int fd = open_pagemap(ps->proc[proc].pid, msg, len);
 
+	memset(out, 0, sizeof *out);
+	out->first_small = UINT64_MAX;
 	if (fd < 0)
 		return -1;
 	/* Regions start 2 MiB aligned; a partial last range cannot be huge. */
-	for (uint64_t first = 0; first + per_range <= pages; first += per_range) {
-		uint64_t entry;
-
-		(*ranges)++;
-		if (read_entries(fd, addr + first * KB_PAGE_SIZE, 1, &entry) == 0 &&
-		    (entry & PM_PRESENT) && (frame_flags(c, entry & PM_PFN_MASK) & KB_PAGE_THP))
-			(*huge)++;
+	for (uint64_t first = 0; first + RANGE_PAGES <= pages; first += RANGE_PAGES) {
+		if (read_entries(fd, addr + first * KB_PAGE_SIZE, RANGE_PAGES, entry) != 0) {
+			close(fd);
+			return kb_fail(msg, len, "cannot read the pagemap of pid %d: %s",
+				       (int)ps->proc[proc].pid, strerror(errno));
+		}
+		out->ranges++;
+		if (range_is_huge(c, entry)) {
+			out->huge++;
+			out->populated++;
+		} else if (range_has_page(entry)) {
+			out->populated++;
+			if (out->first_small == UINT64_MAX)
+				out->first_small = first;
+		}
 	}
 	close(fd);
 	return 0;

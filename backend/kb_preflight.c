@@ -3,10 +3,11 @@
  *
  * Three kinds of answer. Skip (KB_SKIPPED, automake's 77): not root, no KSM,
  * a region placed on a NUMA node this machine does not have (or a build
- * without libnuma), no THP for --measure thp, no soft-dirty tracking in the
- * kernel for a soft-dirty capture, no pages_scanned counter (before 6.6) for
- * per-batch rows, a knob the workload sets or PR_SET_MEMORY_MERGE missing
- * from this kernel (an older one, such as the NUMA guest's 6.1). Refuse (a failure): someone
+ * without libnuma), no THP for --measure thp or a thp = always region, no
+ * soft-dirty tracking in the kernel for a soft-dirty capture, no
+ * pages_scanned counter (before 6.6) for per-batch rows, a knob the workload
+ * sets or PR_SET_MEMORY_MERGE missing from this kernel (an older one, such
+ * as the NUMA guest's 6.1). Refuse (a failure): someone
  * else uses KSM, because their pages would inflate every global counter and
  * run = 2 would unmerge them; or the workload wants more than 80% of
  * MemAvailable. Bad input: a measurement the workload cannot provide.
@@ -37,7 +38,8 @@
 #define PR_GET_MEMORY_MERGE 68
 #endif
 
-#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
+#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
+#define THP_ENABLED THP_DIR "/enabled"
 #define NODE_HAS_MEMORY "/sys/devices/system/node/has_memory"
 #define MEMORY_SHARE_PERCENT 80
 
@@ -89,13 +91,45 @@ int kb_node_count(void)
 	return count ? count : 1;
 }
 
+/* The word in brackets of a sysfs choice ("always [madvise] never"), into
+ * @out; "missing" when the file is. */
+static void thp_setting(const char *name, char *out, size_t len)
+{
+	char path[128], text[128], *open, *close;
+
+	snprintf(path, sizeof path, THP_DIR "/%s", name);
+	if (kb_read_file(path, text, sizeof text) <= 0 || !(open = strchr(text, '[')) ||
+	    !(close = strchr(open, ']'))) {
+		snprintf(out, len, "missing");
+		return;
+	}
+	snprintf(out, len, "%.*s", (int)(close - open - 1), open + 1);
+}
+
+void kb_thp_settings(char *out, size_t len)
+{
+	char enabled[32], defrag[32];
+
+	thp_setting("enabled", enabled, sizeof enabled);
+	thp_setting("defrag", defrag, sizeof defrag);
+	snprintf(out, len, THP_DIR "/enabled is %s, defrag %s", enabled, defrag);
+}
+
 static bool thp_available(void)
 {
-	char text[128];
+	char enabled[32];
 
-	if (kb_read_file(THP_ENABLED, text, sizeof text) <= 0)
-		return false;
-	return strstr(text, "[never]") == NULL;
+	thp_setting("enabled", enabled, sizeof enabled);
+	return strcmp(enabled, "never") != 0 && strcmp(enabled, "missing") != 0;
+}
+
+/* A thp = always region, which the simulator backs with huge pages. */
+static const struct wl_region *huge_region(const struct workload *wl)
+{
+	for (size_t i = 0; i < wl->nregions; i++)
+		if (wl->regions[i].thp == WL_THP_ALWAYS)
+			return &wl->regions[i];
+	return NULL;
 }
 
 /*
@@ -223,11 +257,11 @@ int kb_check_machine(const struct workload *wl, const struct kb_options *opt, ch
 		return KB_SKIPPED;
 	}
 	for (int k = 0; k < WL_KNOB_COUNT; k++) {
-		const char *since = NULL;
+		const char *since;
 
 		if (!wl->knob_given[k] || kb_knob_exists(wl_knob_info(k)->name))
 			continue;
-		wl_kernel_exports(WL_KERNEL_6_1, wl_knob_info(k)->name, &since);
+		since = wl_export_since(wl_knob_info(k)->name);
 		kb_fail(msg, len, "%s: [global] %s: this kernel has no such knob%s%s%s; skipped",
 			wl->path, wl_knob_info(k)->name, since ? " (it came in " : "",
 			since ? since : "", since ? ")" : "");
@@ -257,6 +291,12 @@ int kb_check_machine(const struct workload *wl, const struct kb_options *opt, ch
 	if (opt->measure == KB_MEASURE_THP && !thp_available()) {
 		kb_fail(msg, len, "--measure thp: transparent huge pages are not available "
 				  "(" THP_ENABLED " is [never] or missing); skipped");
+		return KB_SKIPPED;
+	}
+	if (huge_region(wl) && !thp_available()) {
+		kb_fail(msg, len, "%s:%u: [region %s] thp = always: transparent huge pages are not "
+				  "available (" THP_ENABLED " is [never] or missing); skipped",
+			wl->path, huge_region(wl)->line, huge_region(wl)->name);
 		return KB_SKIPPED;
 	}
 	return KB_OK;

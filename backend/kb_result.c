@@ -1,7 +1,7 @@
 /*
  * kb_result.c - what a run hands back: freeing it, the measurement names,
- * and the CSV forms of the page-level captures (the trace has its own
- * writers in trace.c).
+ * and the CSV form of the soft-dirty captures (the trace and the page
+ * partition have theirs in trace/).
  */
 #include "config.h"
 #include "kb_internal.h"
@@ -44,20 +44,6 @@ static int finish(FILE *out)
 	if (fflush(out) != 0 || ferror(out))
 		return -1;
 	return 0;
-}
-
-int kb_write_pages_csv(const struct kb_result *res, const struct workload *wl, FILE *out)
-{
-	fprintf(out, "# ksmkit-pages 1\nscan,process,region,page,pfn,present,ksm,zero,thp\n");
-	for (size_t i = 0; i < res->npages; i++) {
-		const struct kb_page *p = &res->pages[i];
-
-		fprintf(out, "%" PRIu64 ",%s,%s,%" PRIu64 ",%" PRIu64 ",%d,%d,%d,%d\n", p->scan,
-			wl->procs[p->proc].name, wl->regions[p->region].name, p->page, p->pfn,
-			!!(p->flags & KB_PAGE_PRESENT), !!(p->flags & KB_PAGE_KSM),
-			!!(p->flags & KB_PAGE_ZERO), !!(p->flags & KB_PAGE_THP));
-	}
-	return finish(out);
 }
 
 int kb_write_dirty_csv(const struct kb_result *res, const struct workload *wl, FILE *out)

@@ -4,8 +4,9 @@
  *
  * Setup: the workload's knobs are written (run = 0 first), the initial
  * processes are started, and the regions are set up in file order (map,
- * fill, mark mergeable), so processes register with KSM in the order the
- * workload says. The steps after scan 0 run, and ksmd is started (run = 1).
+ * fill, check that a thp = always region got its huge pages, mark
+ * mergeable), so processes register with KSM in the order the workload
+ * says. The steps after scan 0 run, and ksmd is started (run = 1).
  *
  * Lockstep: the workload's schedule is in full scans. The runner polls
  * full_scans with pread() every 200 us. The end of a full scan always ends a
@@ -187,6 +188,35 @@ static int check_deadline(struct kb_runner *r, const char *doing)
 	return 0;
 }
 
+/*
+ * A thp = always region is backed by huge pages from its first fault on, in
+ * the simulator; so must it be here before the first scan. A kernel that
+ * gave it small pages instead (THP off, no free 2 MiB page) would measure
+ * another workload: refuse, saying where and why it may be.
+ */
+static int check_huge_pages(struct kb_runner *r, size_t index)
+{
+	const struct wl_region *reg = &r->wl->regions[index];
+	struct kb_huge_census census;
+	char settings[160];
+
+	if (reg->thp != WL_THP_ALWAYS)
+		return 0;
+	if (kb_huge_census(&r->capture, &r->procs, reg->process, index, &census, r->msg,
+			   r->msglen) != 0)
+		return -1;
+	if (census.huge == census.populated)
+		return 0;
+	kb_thp_settings(settings, sizeof settings);
+	return kb_fail(r->msg, r->msglen,
+		       "%s:%u: [region %s] thp = always: only %" PRIu64 " of %" PRIu64 " 2 MiB "
+		       "ranges are huge pages after setup (the first that is not: pages %" PRIu64
+		       "-%" PRIu64 "; %s); refusing to measure something else",
+		       r->wl->path, reg->line, reg->name, census.huge, census.populated,
+		       census.first_small, census.first_small + KB_HUGE_SIZE / KB_PAGE_SIZE - 1,
+		       settings);
+}
+
 static int setup_region(struct kb_runner *r, size_t index)
 {
 	const struct wl_region *reg = &r->wl->regions[index];
@@ -200,7 +230,8 @@ static int setup_region(struct kb_runner *r, size_t index)
 
 	if (kb_proc_call(&r->procs, reg->process, &map, NULL, 0, &reply, r->msg, r->msglen) ||
 	    kb_proc_call(&r->procs, reg->process, &fill, NULL, 0, &reply, r->msg, r->msglen) ||
-	    kb_measure_region_filled(r, index) || check_deadline(r, "setting up regions"))
+	    check_huge_pages(r, index) || kb_measure_region_filled(r, index) ||
+	    check_deadline(r, "setting up regions"))
 		return -1;
 	if (reg->merge == WL_MERGE_NONE)
 		return 0;

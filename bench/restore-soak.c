@@ -44,6 +44,8 @@
 #define RESTORE_LIMIT_S 5.0
 #define MARKER "KSMKIT_SOAK_RUN"
 #define MAX_PIDS 64
+/* How long to wait for someone else's run to end before reading knobs. */
+#define IDLE_WAIT_NS (600 * UINT64_C(1000000000))
 
 /* What a round kills. */
 enum target {
@@ -558,7 +560,7 @@ int main(int argc, char **argv)
 		printf("SKIP: restore-soak: %s\n", why);
 		return 77;
 	}
-	if (kb_knobs_save(&before, msg, sizeof msg) != 0) {
+	if (kb_knobs_save_idle(&before, IDLE_WAIT_NS, msg, sizeof msg) != 0) {
 		fprintf(stderr, "restore-soak: %s\n", msg);
 		return 1;
 	}

@@ -2,7 +2,8 @@
  * cli_admit.c - admission of a simulator run against this machine's memory:
  * MemAvailable from /proc/meminfo (or KSMKIT_MEM_AVAILABLE) handed to the
  * simulator's own estimate (sim_admit, sim/sim_admit.c), which knows what the
- * run will allocate. Reading the machine is the CLI's job, not sim/'s.
+ * run will allocate. Reading the machine is the CLI's job, not sim/'s. Also
+ * the --costs file of the commands that run the simulator beside the kernel.
  */
 #include "cli_sim.h"
 
@@ -47,4 +48,18 @@ int cli_admit(const struct workload *wl, const struct sim_admit_options *opt, ch
 		return -1;
 	}
 	return sim_admit(wl, opt, available, NULL, err, errlen);
+}
+
+int cli_load_costs(const char *path, struct sim_costs *costs)
+{
+	struct sim_config cfg;
+	char err[512];
+
+	sim_config_default(&cfg);
+	*costs = cfg.costs;
+	if (path && sim_costs_load(path, costs, err, sizeof(err)) != 0) {
+		fprintf(stderr, "ksmkit: %s\n", err);
+		return -1;
+	}
+	return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * cli_sim.h - what the commands that run the simulator on a user's workload
- * share (sim, compare, demo): admission against this machine's memory before
- * anything is allocated, and the progress line on a terminal.
+ * share (sim, compare, demo, sweep): admission against this machine's memory
+ * before anything is allocated, the --costs file, and the progress line on a
+ * terminal.
  */
 #ifndef KSMKIT_CLI_SIM_H
 #define KSMKIT_CLI_SIM_H
@@ -29,6 +30,13 @@ int cli_mem_available(uint64_t *bytes);
  */
 int cli_admit(const struct workload *wl, const struct sim_admit_options *opt, char *err,
 	      size_t errlen);
+
+/*
+ * Load a cost file (--costs) into @costs, starting from the defaults; NULL
+ * @path leaves the defaults. 0, or -1 with the message printed as ksmkit's
+ * error.
+ */
+int cli_load_costs(const char *path, struct sim_costs *costs);
 
 /*
  * The progress line: "ksmkit: sim: scan 3/10, 34%, 00:03:12 left" on stderr,

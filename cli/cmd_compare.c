@@ -3,9 +3,10 @@
  * --guest nodes=N, on the kernel of a qemu guest with N NUMA nodes) and on
  * the simulator, and compare them scan by scan (every counter the kernel
  * has, every process's ksm_stat, the page partition); or compare two saved
- * CSV traces. The kernel runs first: the simulator then follows the
- * semantics of the kernel that actually ran (its release), whatever the
- * workload's kernel key says.
+ * CSV traces. The pipeline is compare/xval.h's: the kernel runs first, the
+ * simulator then follows the semantics of the kernel that actually ran (its
+ * release), whatever the workload's kernel key says. This file turns its
+ * result into the report, the messages and the exit status.
  *
  * Exit status: 0 identical, 1 different (or a run failed), 2 bad usage or
  * input, 77 the kernel side could not run here (the simulator's side is
@@ -13,9 +14,9 @@
  */
 #include "cli.h"
 #include "cli_args.h"
-#include "cli_engines.h"
 #include "cli_output.h"
 #include "cli_sim.h"
+#include "xval.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -87,7 +88,8 @@ static void print_note(const char *note, void *arg)
 }
 
 /* The kernel could not run: show the simulator's side and say why. */
-static int sim_side_only(const struct engine_run *sim, const char *why, const struct compare_args *args)
+static int sim_side_only(const struct xval_side *sim, const char *why,
+			 const struct compare_args *args)
 {
 	FILE *out;
 
@@ -103,49 +105,71 @@ static int sim_side_only(const struct engine_run *sim, const char *why, const st
 	return CLI_SKIPPED;
 }
 
-/* The kernel side: this machine's, or a guest's. A KB_* status. */
-static int run_kernel_side(const struct workload *wl, const struct compare_args *args,
-			   struct engine_run *kernel, char *msg, size_t len)
+/* A step of the pipeline failed: say which, as FILE:LINE when the kernel side says so. */
+static int report_failure(const char *path, const struct compare_args *args,
+			  const struct xval_result *res)
 {
-	struct engine_guest_run run;
-	struct kb_options kopt;
-	struct kg_options g;
-	char why[200], release[128];
-	int status;
+	switch (res->failed) {
+	case XVAL_STEP_KERNEL:
+		if (strncmp(res->kernel_message, path, strlen(path)) == 0)
+			cli_error("%s", res->kernel_message); /* FILE:LINE: what is wrong */
+		else
+			cli_error("compare: %s: %s: %s", path, args->guest ? "guest" : "kernel",
+				  res->kernel_message);
+		return res->status == KB_BAD_INPUT ? CLI_USAGE : CLI_FAILED;
+	case XVAL_STEP_SEMANTICS:
+		cli_error("compare: %s: %s", path, res->why);
+		return CLI_FAILED;
+	case XVAL_STEP_SIM:
+		cli_error("compare: %s: simulator: %s", path, res->why);
+		return CLI_FAILED;
+	default:
+		cli_error("compare: out of memory, or the traces name different processes");
+		return CLI_FAILED;
+	}
+}
 
-	if (!args->guest) {
-		kb_options_init(&kopt);
-		kopt.force = args->force;
-		kopt.note = print_note;
-		kopt.note_arg = (void *)&args->quiet;
-		return engines_run_kernel(wl, &kopt, true, kernel, msg, len);
+/*
+ * The pipeline's options for @args: pages compared, notes unless -q, the
+ * kernel side here (--force) or in the guest --guest asks for. 0, or
+ * CLI_USAGE after the message for a bad --guest.
+ */
+static int pipeline_options(const char *path, const struct compare_args *args,
+			    struct xval_options *opt, struct kb_options *host,
+			    struct kg_options *guest)
+{
+	char why[200];
+
+	xval_options_init(opt);
+	opt->costs = &args->costs;
+	opt->pages = true;
+	opt->note = print_note;
+	opt->note_arg = (void *)&args->quiet;
+	kb_options_init(host);
+	host->force = args->force;
+	opt->host = host;
+	if (!args->guest)
+		return 0;
+	kg_options_init(guest);
+	if (kg_parse_spec(args->guest, guest, why, sizeof(why)) != 0) {
+		cli_error("compare: %s: guest: --guest %s: %s", path, args->guest, why);
+		return CLI_USAGE;
 	}
-	kg_options_init(&g);
-	if (kg_parse_spec(args->guest, &g, why, sizeof(why)) != 0) {
-		snprintf(msg, len, "--guest %s: %s", args->guest, why);
-		return KB_BAD_INPUT;
-	}
-	g.dir = kg_default_dir(GUEST_BUILD_DIR);
-	g.note = print_note;
-	g.note_arg = (void *)&args->quiet;
-	status = engines_run_guest(&wl, 1, &g, true, &run, release, sizeof(release), msg, len);
-	if (status == KB_OK) {
-		status = run.status;
-		snprintf(msg, len, "%s", run.message);
-	}
-	*kernel = run.run;
-	return status;
+	guest->dir = kg_default_dir(GUEST_BUILD_DIR);
+	opt->guest = guest;
+	return 0;
 }
 
 static int compare_workload(const char *path, const struct compare_args *args)
 {
-	struct engine_run sim = { 0 }, kernel = { 0 };
-	struct cmp_report rep;
+	struct xval_options opt;
+	struct xval_result res;
+	struct kb_options host;
+	struct kg_options guest;
 	struct workload *wl;
 	struct wl_error werr;
-	enum wl_kernel semantics;
-	char msg[2048], why[200];
-	int rc, status;
+	char msg[2048];
+	int rc;
 
 	if (wl_parse_file(path, &wl, &werr) != 0) {
 		cli_error("%s", werr.text);
@@ -153,60 +177,28 @@ static int compare_workload(const char *path, const struct compare_args *args)
 	}
 	/* before the kernel runs: the simulator's side must fit beside both traces */
 	if (cli_admit(wl, &(struct sim_admit_options){ .costs = &args->costs, .traces = 2,
-						       .capture_bytes = ENGINES_CAPTURE_BYTES },
+						       .capture_bytes = XVAL_CAPTURE_BYTES },
 		      msg, sizeof(msg)) != 0) {
 		cli_error("%s", msg);
 		wl_free(wl);
 		return CLI_USAGE;
 	}
-	cmp_report_init(&rep);
-	status = run_kernel_side(wl, args, &kernel, msg, sizeof(msg));
-	if (status == KB_SKIPPED) {
-		if (engines_run_sim(wl, true, &args->costs, &sim, why, sizeof(why)) != 0) {
-			cli_error("compare: %s: simulator: %s", path, why);
-			rc = CLI_FAILED;
-			goto out;
-		}
-		rc = sim_side_only(&sim, msg, args);
-		goto out;
+	if (pipeline_options(path, args, &opt, &host, &guest) != 0) {
+		wl_free(wl);
+		return CLI_USAGE;
 	}
-	if (status != KB_OK) {
-		if (strncmp(msg, path, strlen(path)) == 0)
-			cli_error("%s", msg); /* FILE:LINE: what is wrong */
-		else
-			cli_error("compare: %s: %s: %s", path, args->guest ? "guest" : "kernel", msg);
-		rc = status == KB_BAD_INPUT ? CLI_USAGE : CLI_FAILED;
-		goto out;
+	switch (xval_run(wl, &opt, &res)) {
+	case XVAL_FAILED:
+		rc = report_failure(path, args, &res);
+		break;
+	case XVAL_SIM_ONLY:
+		rc = sim_side_only(&res.sim, res.kernel_message, args);
+		break;
+	default:
+		rc = report(res.sim.trace, res.kernel.trace, &res.report, args, "sim",
+			    args->guest ? "guest" : "kernel");
 	}
-	if (engines_semantics(kernel.trace, &semantics, why, sizeof(why)) != 0) {
-		cli_error("compare: %s: %s", path, why);
-		rc = CLI_FAILED;
-		goto out;
-	}
-	if (semantics != wl->kernel && !args->quiet)
-		fprintf(stderr, "ksmkit compare: the kernel that ran is Linux %s: the simulator "
-				"follows kernel = %s (the workload says %s)\n", kernel.trace->kernel,
-			wl_kernel_name(semantics), wl_kernel_name(wl->kernel));
-	if (engines_run_sim_as(wl, semantics, true, &args->costs, &sim, msg, sizeof(msg)) != 0) {
-		cli_error("compare: %s: simulator: %s", path, msg);
-		rc = CLI_FAILED;
-		goto out;
-	}
-	if (!wl->deterministic && !args->quiet)
-		fprintf(stderr, "ksmkit compare: %s is not deterministic (continuous writers or a "
-				"time stop): counters compared within %.0f%%, the scans both runs "
-				"have, no page partition\n", path, ENGINES_TOLERANCE * 100);
-	if (engines_compare(wl, &sim, &kernel, &rep) != 0) {
-		cli_error("compare: out of memory, or the traces name different processes");
-		rc = CLI_FAILED;
-		goto out;
-	}
-	rc = report(sim.trace, kernel.trace, &rep, args, "sim",
-		    args->guest ? "guest" : "kernel");
-out:
-	cmp_report_free(&rep);
-	engines_free(&sim);
-	engines_free(&kernel);
+	xval_result_free(&res);
 	wl_free(wl);
 	return rc;
 }
@@ -274,7 +266,7 @@ int cmd_compare(int argc, char **argv)
 		return CLI_USAGE;
 	if (args.saved)
 		return compare_saved(parsed.operand[0], parsed.operand[1], &args);
-	if (engines_load_costs(costs, &args.costs) != 0)
+	if (cli_load_costs(costs, &args.costs) != 0)
 		return CLI_USAGE;
 	return compare_workload(parsed.operand[0], &args);
 }

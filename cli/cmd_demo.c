@@ -7,14 +7,16 @@
  * vs kernel, when ksmkit was built with GNU libplot) go to an output
  * directory. Where the kernel side cannot run (not root, no KSM, a NUMA node
  * this machine lacks, a knob the kernel lacks), the simulator's side is
- * still run and saved, and the reason is given.
+ * still run and saved, and the reason is given. Each workload goes through
+ * the cross-validation pipeline (compare/xval.h); this file turns its
+ * results into lines, files and the exit status.
  */
 #include "config.h"
 #include "cli.h"
 #include "cli_args.h"
-#include "cli_engines.h"
 #include "cli_output.h"
 #include "cli_sim.h"
+#include "xval.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -153,20 +155,23 @@ static void save_chart(struct demo *d, const char *name, const struct trace *sim
 
 /* --- one workload ---------------------------------------------------------------- */
 
-static void print_verdict(struct demo *d, const char *name, const struct workload *wl,
-			  const struct cmp_report *rep)
+static void print_verdict(struct demo *d, const char *name, const struct xval_result *res)
 {
+	const struct cmp_report *rep = &res->report;
 	const struct cmp_diff *first = rep->ndiffs ? &rep->diff[0] : NULL;
 
-	if (cmp_report_equal(rep) && wl->deterministic) {
+	switch (res->verdict) {
+	case XVAL_MATCH:
 		d->matched++;
 		printf("%-28s match     %zu scans, %zu page partitions, every counter\n", name,
 		       rep->rows_compared, rep->partitions_compared);
-	} else if (cmp_report_equal(rep)) {
+		break;
+	case XVAL_WITHIN:
 		d->within++;
 		printf("%-28s within %.0f%% (not deterministic: continuous writers or a time "
-		       "stop), %zu scans\n", name, ENGINES_TOLERANCE * 100, rep->rows_compared);
-	} else {
+		       "stop), %zu scans\n", name, XVAL_TOLERANCE * 100, rep->rows_compared);
+		break;
+	default:
 		d->differed++;
 		printf("%-28s DIFFERS   scan %llu %s: sim %lld, kernel %lld%s%s\n", name,
 		       (unsigned long long)first->scan, first->what, (long long)first->a,
@@ -174,84 +179,76 @@ static void print_verdict(struct demo *d, const char *name, const struct workloa
 	}
 }
 
-/* The kernel side on this machine. A KB_* status. */
-static int host_kernel(struct demo *d, const struct workload *wl, struct engine_run *kernel,
-		       char *msg, size_t len)
+/* The line of a workload a step of the pipeline failed for. */
+static void print_failure(struct demo *d, const char *name, const struct xval_result *res)
 {
-	struct kb_options kopt;
+	d->failed++;
+	switch (res->failed) {
+	case XVAL_STEP_KERNEL:
+		printf("%-28s FAILED    kernel: %s\n", name, res->kernel_message);
+		break;
+	case XVAL_STEP_SEMANTICS:
+		printf("%-28s FAILED    %s\n", name, res->why);
+		break;
+	case XVAL_STEP_SIM:
+		printf("%-28s FAILED    simulator: %s\n", name, res->why);
+		break;
+	default:
+		printf("%-28s FAILED    out of memory\n", name);
+	}
+}
 
-	kb_options_init(&kopt);
-	kopt.force = d->force;
-	return engines_run_kernel(wl, &kopt, wl->deterministic, kernel, msg, len);
+/* The verdict line of @res, with the traces and the chart it leaves. */
+static void report_one(struct demo *d, const char *name, const struct xval_result *res,
+		       bool guest)
+{
+	if (res->verdict == XVAL_FAILED && res->failed != XVAL_STEP_COMPARE) {
+		print_failure(d, name, res);
+		return;
+	}
+	save_trace(d, name, "sim", res->sim.trace);
+	if (res->verdict == XVAL_SIM_ONLY) {
+		d->sim_only++;
+		printf("%-28s sim only  kernel side skipped: %s\n", name, res->kernel_message);
+		save_chart(d, name, res->sim.trace, NULL);
+		return;
+	}
+	save_trace(d, name, guest ? "guest" : "kernel", res->kernel.trace);
+	if (res->verdict == XVAL_FAILED) {
+		print_failure(d, name, res);
+		return;
+	}
+	print_verdict(d, name, res);
+	save_chart(d, name, res->sim.trace, res->kernel.trace);
 }
 
 /*
- * One workload: the kernel side (@guest's result, or a run here), then the
- * simulator in the semantics of the kernel that ran, then the verdict.
- * Takes @wl and @guest's run.
+ * One workload: the kernel side (@guest's run, taken, or a run here), then
+ * the simulator in the semantics of the kernel that ran, then the verdict.
+ * Partitions are captured where they are compared: deterministic runs.
  */
-static void run_one(struct demo *d, struct workload *wl, struct engine_guest_run *guest)
+static void run_one(struct demo *d, struct workload *wl, struct xval_guest_run *guest)
 {
 	const char *name = base_name(wl->path);
-	struct engine_run sim = { 0 }, kernel = { 0 };
-	struct cmp_report rep;
-	enum wl_kernel semantics = wl->kernel;
-	char msg[2048], why[200];
-	int status;
+	struct xval_options opt;
+	struct xval_result res;
+	struct kb_options host;
 
-	cmp_report_init(&rep);
 	if (!d->quiet && isatty(STDOUT_FILENO))
 		printf("%-28s running...\r", name), fflush(stdout);
-	if (guest) {
-		status = guest->status;
-		snprintf(msg, sizeof(msg), "%s", guest->message);
-		kernel = guest->run;
-		memset(&guest->run, 0, sizeof(guest->run));
-	} else {
-		status = host_kernel(d, wl, &kernel, msg, sizeof(msg));
-	}
-	if (status != KB_OK && status != KB_SKIPPED) {
-		d->failed++;
-		printf("%-28s FAILED    kernel: %s\n", name, msg);
-		goto out;
-	}
-	if (status == KB_OK && engines_semantics(kernel.trace, &semantics, why, sizeof(why)) != 0) {
-		d->failed++;
-		printf("%-28s FAILED    %s\n", name, why);
-		goto out;
-	}
-	if (engines_run_sim_as(wl, semantics, wl->deterministic, &d->costs, &sim, why,
-			       sizeof(why)) != 0) {
-		d->failed++;
-		printf("%-28s FAILED    simulator: %s\n", name, why);
-		goto out;
-	}
-	save_trace(d, name, "sim", sim.trace);
-	if (status == KB_SKIPPED) {
-		d->sim_only++;
-		printf("%-28s sim only  kernel side skipped: %s\n", name, msg);
-		save_chart(d, name, sim.trace, NULL);
-		goto out;
-	}
-	save_trace(d, name, guest ? "guest" : "kernel", kernel.trace);
-	if (!wl->deterministic) {
-		/* a timed run: partitions are not compared, and were not captured */
-		free(sim.pages);
-		sim.pages = NULL;
-		sim.npages = 0;
-	}
-	if (engines_compare(wl, &sim, &kernel, &rep) != 0) {
-		d->failed++;
-		printf("%-28s FAILED    out of memory\n", name);
-		goto out;
-	}
-	print_verdict(d, name, wl, &rep);
-	save_chart(d, name, sim.trace, kernel.trace);
-out:
+	xval_options_init(&opt);
+	opt.costs = &d->costs;
+	opt.pages = wl->deterministic;
+	kb_options_init(&host);
+	host.force = d->force;
+	opt.host = &host;
+	if (guest)
+		xval_follow(wl, guest, &opt, &res);
+	else
+		xval_run(wl, &opt, &res);
+	report_one(d, name, &res, guest != NULL);
 	fflush(stdout);
-	cmp_report_free(&rep);
-	engines_free(&sim);
-	engines_free(&kernel);
+	xval_result_free(&res);
 }
 
 /* Parse every file; a bad one gets its verdict line now and is left out. */
@@ -266,7 +263,7 @@ static size_t parse_all(struct demo *d, char **paths, size_t n, struct workload 
 			/* refused by admission (cli_sim.h): as bad as a parse error */
 			if (cli_admit(wls[ok], &(struct sim_admit_options){
 					      .costs = &d->costs, .traces = 2,
-					      .capture_bytes = ENGINES_CAPTURE_BYTES },
+					      .capture_bytes = XVAL_CAPTURE_BYTES },
 				      werr.text, sizeof(werr.text)) == 0) {
 				ok++;
 				continue;
@@ -283,7 +280,7 @@ static size_t parse_all(struct demo *d, char **paths, size_t n, struct workload 
 static int run_all(struct demo *d, char **paths, size_t n)
 {
 	struct workload **wls = calloc(n ? n : 1, sizeof(*wls));
-	struct engine_guest_run *runs = NULL;
+	struct xval_guest_run *runs = NULL;
 	size_t ok;
 	int rc = CLI_OK;
 
@@ -305,12 +302,12 @@ static int run_all(struct demo *d, char **paths, size_t n)
 			goto out;
 		}
 		g.dir = kg_default_dir(GUEST_BUILD_DIR);
-		status = engines_run_guest((const struct workload *const *)wls, ok, &g,
-					   true, runs, release, sizeof(release), msg, sizeof(msg));
+		status = xval_run_guest((const struct workload *const *)wls, ok, &g, true, runs,
+					release, sizeof(release), msg, sizeof(msg));
 		if (status != KB_OK) {
 			/* the guest itself could not run: every kernel side says why */
 			for (size_t i = 0; i < ok; i++) {
-				engines_free(&runs[i].run);
+				xval_side_free(&runs[i].side);
 				runs[i].status = status == KB_SKIPPED ? KB_SKIPPED : KB_FAILED;
 				snprintf(runs[i].message, sizeof(runs[i].message), "%s", msg);
 			}
@@ -394,7 +391,7 @@ int cmd_demo(int argc, char **argv)
 		case 'G': d.guest = value; break;
 		}
 	}
-	if (engines_load_costs(costs, &d.costs) != 0)
+	if (cli_load_costs(costs, &d.costs) != 0)
 		return CLI_USAGE;
 	if (args.noperands) {
 		list = args.operand;

@@ -17,8 +17,11 @@
 #include "cli_args.h"
 #include "cli_output.h"
 #include "guest.h"
+#include "trace.h"
 #include "workload.h"
+#include "xval.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,15 +168,34 @@ static int print_trace(const struct kb_result *res, enum format format, FILE *ou
 	return -1;
 }
 
+/* The page partition as CSV (trace.h), names from @wl: 0, or -1 (errno set). */
+static int write_pages_csv(const struct kb_result *res, const struct workload *wl, FILE *out)
+{
+	struct trace_page_names names;
+	int rc;
+
+	if (xval_names(wl, &names) != 0)
+		return -1;
+	rc = trace_pages_write_csv(res->pages, res->npages, &names, out);
+	xval_names_free(&names);
+	return rc;
+}
+
 /* Write a capture to @path; 0, or CLI_FAILED with a message. */
 static int write_capture(const char *path, const struct kb_result *res, const struct workload *wl,
 			 int (*writer)(const struct kb_result *, const struct workload *, FILE *))
 {
 	FILE *f = cli_output_open("run", path);
+	int rc;
 
 	if (!f)
 		return CLI_FAILED;
-	writer(res, wl, f); /* its write errors stay in @f for cli_output_close */
+	rc = writer(res, wl, f); /* its write errors stay in @f for cli_output_close */
+	if (rc != 0 && !ferror(f)) {
+		cli_error("run: cannot write %s: %s", path, strerror(errno));
+		cli_output_close("run", f, path);
+		return CLI_FAILED;
+	}
 	return cli_output_close("run", f, path);
 }
 
@@ -327,7 +349,7 @@ static int report(const struct run_args *a, const struct workload *wl, const str
 		rc = CLI_FAILED;
 	}
 	/* a write error of @out is reported when it is closed */
-	if (a->pages_path && write_capture(a->pages_path, res, wl, kb_write_pages_csv) != CLI_OK)
+	if (a->pages_path && write_capture(a->pages_path, res, wl, write_pages_csv) != CLI_OK)
 		rc = CLI_FAILED;
 	if (a->dirty_path && write_capture(a->dirty_path, res, wl, kb_write_dirty_csv) != CLI_OK)
 		rc = CLI_FAILED;

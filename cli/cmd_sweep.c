@@ -6,7 +6,6 @@
 #include "config.h"
 #include "cli.h"
 #include "cli_args.h"
-#include "cli_engines.h"
 #include "cli_output.h"
 #include "cli_sim.h"
 #include "guest.h"
@@ -239,7 +238,7 @@ static int make_env(const struct sweep_args *a, struct sweep_env *env, struct si
 					     ? "workloads"
 					     : PKGDATADIR "/workloads";
 	if (a->costs_path) {
-		if (engines_load_costs(a->costs_path, costs) != 0)
+		if (cli_load_costs(a->costs_path, costs) != 0)
 			return -1;
 		env->costs = costs;
 	}

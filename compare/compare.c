@@ -221,7 +221,7 @@ static int by_frame_then_key(const void *pa, const void *pb)
 }
 
 /* The pages of scan @scan as keyed records with representatives, sorted by key. */
-static struct keyed *side_of_scan(const struct cmp_page *p, size_t n, uint64_t scan, size_t *count)
+static struct keyed *side_of_scan(const struct trace_page *p, size_t n, uint64_t scan, size_t *count)
 {
 	struct keyed *k = calloc(n ? n : 1, sizeof(*k));
 	size_t m = 0;
@@ -241,10 +241,10 @@ static struct keyed *side_of_scan(const struct cmp_page *p, size_t n, uint64_t s
 	/* representatives: within each frame, the first key (absent and zero pages stand alone) */
 	qsort(k, m, sizeof(*k), by_frame_then_key);
 	for (size_t i = 0; i < m; i++) {
-		bool shares = (k[i].flags & CMP_PAGE_PRESENT) && !(k[i].flags & CMP_PAGE_ZERO);
+		bool shares = (k[i].flags & TRACE_PAGE_PRESENT) && !(k[i].flags & TRACE_PAGE_ZERO);
 
 		if (shares && i > 0 && k[i - 1].frame == k[i].frame &&
-		    (k[i - 1].flags & CMP_PAGE_PRESENT) && !(k[i - 1].flags & CMP_PAGE_ZERO))
+		    (k[i - 1].flags & TRACE_PAGE_PRESENT) && !(k[i - 1].flags & TRACE_PAGE_ZERO))
 			memcpy(k[i].rep, k[i - 1].rep, sizeof(k[i].rep));
 		else
 			memcpy(k[i].rep, k[i].key, sizeof(k[i].rep));
@@ -254,21 +254,20 @@ static struct keyed *side_of_scan(const struct cmp_page *p, size_t n, uint64_t s
 	return k;
 }
 
-static void describe_page(const uint64_t *key, const char *const *procs,
-			  const char *const *regions, char *buf, size_t len)
+static void describe_page(const uint64_t *key, const struct trace_page_names *names, char *buf,
+			  size_t len)
 {
-	snprintf(buf, len, "%s/%s page %" PRIu64, procs ? procs[key[0]] : "?",
-		 regions ? regions[key[1]] : "?", key[2]);
+	snprintf(buf, len, "%s/%s page %" PRIu64, names ? names->proc[key[0]] : "?",
+		 names ? names->region[key[1]] : "?", key[2]);
 }
 
 static uint32_t page_kind(uint32_t flags)
 {
-	return flags & (CMP_PAGE_PRESENT | CMP_PAGE_ZERO);
+	return flags & (TRACE_PAGE_PRESENT | TRACE_PAGE_ZERO);
 }
 
 static int compare_one_scan(const struct keyed *a, size_t na, const struct keyed *b, size_t nb,
-			    uint64_t scan, const char *const *procs, const char *const *regions,
-			    struct cmp_report *r)
+			    uint64_t scan, const struct trace_page_names *names, struct cmp_report *r)
 {
 	char x[64], y[64], detail[200];
 
@@ -276,19 +275,19 @@ static int compare_one_scan(const struct keyed *a, size_t na, const struct keyed
 		return add_diff(r, scan, "partition pages", (int64_t)na, (int64_t)nb, NULL);
 	for (size_t i = 0; i < na; i++) {
 		if (key_cmp(a[i].key, b[i].key) != 0) {
-			describe_page(a[i].key, procs, regions, x, sizeof(x));
+			describe_page(a[i].key, names, x, sizeof(x));
 			return add_diff(r, scan, "partition pages", (int64_t)na, (int64_t)nb, x);
 		}
 		if (page_kind(a[i].flags) != page_kind(b[i].flags)) {
-			describe_page(a[i].key, procs, regions, x, sizeof(x));
+			describe_page(a[i].key, names, x, sizeof(x));
 			snprintf(detail, sizeof(detail), "%s: present/zero flags differ", x);
 			return add_diff(r, scan, "partition", (int64_t)a[i].flags, (int64_t)b[i].flags,
 					detail);
 		}
 		if (key_cmp(a[i].rep, b[i].rep) != 0) {
-			describe_page(a[i].key, procs, regions, x, sizeof(x));
-			describe_page(key_cmp(a[i].rep, b[i].rep) < 0 ? a[i].rep : b[i].rep, procs,
-				      regions, y, sizeof(y));
+			describe_page(a[i].key, names, x, sizeof(x));
+			describe_page(key_cmp(a[i].rep, b[i].rep) < 0 ? a[i].rep : b[i].rep, names,
+				      y, sizeof(y));
 			snprintf(detail, sizeof(detail), "%s shares a page with %s on one side only",
 				 x, y);
 			return add_diff(r, scan, "partition", 0, 0, detail);
@@ -297,9 +296,8 @@ static int compare_one_scan(const struct keyed *a, size_t na, const struct keyed
 	return 0;
 }
 
-int cmp_partitions(const struct cmp_page *a, size_t na, const struct cmp_page *b, size_t nb,
-		   const char *const *proc_names, const char *const *region_names,
-		   struct cmp_report *r)
+int cmp_partitions(const struct trace_page *a, size_t na, const struct trace_page *b, size_t nb,
+		   const struct trace_page_names *names, struct cmp_report *r)
 {
 	uint64_t last = UINT64_MAX;
 
@@ -319,8 +317,7 @@ int cmp_partitions(const struct cmp_page *a, size_t na, const struct cmp_page *b
 			continue;
 		ka = side_of_scan(a, na, scan, &ca);
 		kb = side_of_scan(b, nb, scan, &cb);
-		rc = ka && kb ? compare_one_scan(ka, ca, kb, cb, scan, proc_names, region_names, r)
-			      : -1;
+		rc = ka && kb ? compare_one_scan(ka, ca, kb, cb, scan, names, r) : -1;
 		free(ka);
 		free(kb);
 		if (rc != 0)

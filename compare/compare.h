@@ -16,8 +16,8 @@
  * reported for a trace measured in a guest (source "guest"): its times
  * measure the emulator, not KSM.
  *
- * This module only compares and reports; it runs nothing (cli/cmd_compare.c
- * runs the engines).
+ * This module only compares and reports; it runs nothing: the
+ * cross-validation pipeline that runs both engines and calls it is xval.h.
  */
 #ifndef KSMKIT_COMPARE_H
 #define KSMKIT_COMPARE_H
@@ -28,19 +28,6 @@
 #include <stdio.h>
 
 #include "trace.h"
-
-/* One page of one process's region, as one engine maps it. */
-#define CMP_PAGE_PRESENT 0x1u
-#define CMP_PAGE_ZERO 0x4u /* KSM's zero page (shared by definition) */
-
-struct cmp_page {
-	uint64_t scan;   /* captured after this full scan */
-	uint32_t proc;   /* workload process index */
-	uint32_t region; /* workload region index */
-	uint64_t page;   /* page index in the region */
-	uint64_t frame;  /* physical page id (pfn, or the simulator's frame) */
-	uint32_t flags;  /* CMP_PAGE_* */
-};
 
 /* One difference between the two sides. */
 struct cmp_diff {
@@ -86,11 +73,12 @@ int cmp_traces(const struct trace *a, const struct trace *b, const struct cmp_op
  * Compare page partitions scan by scan: after each scan both sides must
  * group the same present pages into the same classes (pages mapping one
  * frame), and agree on which pages are absent or KSM zero pages. Frame ids
- * themselves are not compared. Returns 0, or -1 when out of memory.
+ * themselves are not compared, nor the KSM and THP flags (the simulator
+ * sets neither). @names (may be NULL: "?") names pages in the report.
+ * Returns 0, or -1 when out of memory.
  */
-int cmp_partitions(const struct cmp_page *a, size_t na, const struct cmp_page *b, size_t nb,
-		   const char *const *proc_names, const char *const *region_names,
-		   struct cmp_report *r);
+int cmp_partitions(const struct trace_page *a, size_t na, const struct trace_page *b, size_t nb,
+		   const struct trace_page_names *names, struct cmp_report *r);
 
 /*
  * Scan speed over a trace's full-scan rows, from scan 1 to its last: pages

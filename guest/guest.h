@@ -4,7 +4,7 @@
  *
  * This machine has one NUMA node, so the kernel's per-node trees
  * (merge_across_nodes = 0) cannot be exercised on it. A guest can: qemu
- * (TCG, the emulator; no KVM) boots Debian's kernel directly (an
+ * (TCG, the emulator; no KVM) boots one of Debian's kernels directly (an
  * uncompressed vmlinux, PVH entry) with one RAM backend and one -numa node
  * per node, and an initramfs of busybox and ksmkit-guest, a statically
  * linked program running the ordinary backend (backend.h). The host packs
@@ -21,7 +21,7 @@
  * Times measured in a guest are emulation times: traces from here have
  * source "guest", and nothing reports a scan speed from them.
  *
- * The assets (the kernel, the base initramfs) come from a directory that
+ * The assets (the kernels, the base initramfs) come from a directory that
  * guest/prepare fills (`make guest`); without them, or without qemu, kg_run()
  * answers KB_SKIPPED with the reason. Nothing here prints.
  */
@@ -38,8 +38,29 @@
 /* Most NUMA nodes a guest may have. */
 #define KG_MAX_NODES 8
 
+/*
+ * The kernels a guest boots (--guest ...,kernel=NAME), each a Debian
+ * package that guest/prepare fetches (asking `ksmkit-guest --kernels` for
+ * this list) into DIR/kernels/NAME/. The first is the default: Debian 12's
+ * own kernel, the one of the older semantics (6.1, stable search before the
+ * checksum) that a newer host cannot show.
+ * X(ENUM, "name", "the package whose dependency is the image")
+ */
+#define KG_KERNELS(X)                                                                  \
+	X(6_1, "6.1", "linux-image-amd64")                                             \
+	X(6_12, "6.12", "linux-image-6.12-amd64")
+
+#define KG_KERNEL_ENUM_(id, name, package) KG_KERNEL_##id,
+enum kg_kernel { KG_KERNELS(KG_KERNEL_ENUM_) KG_KERNEL_COUNT };
+#undef KG_KERNEL_ENUM_
+
+/* "6.1", "6.12"; the package guest/prepare fetches for it. */
+const char *kg_kernel_name(enum kg_kernel k);
+const char *kg_kernel_package(enum kg_kernel k);
+
 struct kg_options {
 	unsigned nodes;        /* NUMA nodes, 1 to KG_MAX_NODES */
+	enum kg_kernel kernel; /* which prepared kernel boots (default 6.1) */
 	uint64_t node_mem;     /* bytes of RAM per node; 0: enough for the workloads */
 	uint64_t timeout_ns;   /* the whole guest, wall clock; 0: 60 s to boot and
 				  stop, plus every workload's own timeout */
@@ -70,7 +91,7 @@ struct kg_session {
 	struct kg_run *run;    /* one per workload, in order */
 };
 
-/* Defaults: 1 node, sizes and timeout computed, no captures. */
+/* Defaults: 1 node, kernel 6.1, sizes and timeout computed, no captures. */
 void kg_options_init(struct kg_options *opt);
 
 /*
@@ -96,8 +117,8 @@ int kg_run(const struct workload *const *wls, size_t n, const struct kg_options 
 void kg_session_free(struct kg_session *s);
 
 /*
- * Parse "nodes=N[,mem=SIZE][,timeout=TIME]" (the --guest argument) into
- * @opt. 0, or -1 with the reason in @why.
+ * Parse "nodes=N[,kernel=NAME][,mem=SIZE][,timeout=TIME]" (the --guest
+ * argument) into @opt. 0, or -1 with the reason in @why.
  */
 int kg_parse_spec(const char *spec, struct kg_options *opt, char *why, size_t whylen);
 

@@ -26,7 +26,7 @@
  *   pages COUNT               then COUNT page lines, in runs:
  *     = SCAN PROC REGION PAGE   a run starts at this page ...
  *     PFN FLAGS                 ... one line per page, pages consecutive,
- *                               PFN and FLAGS (KB_PAGE_*) in hexadecimal
+ *                               PFN and FLAGS (TRACE_PAGE_*) in hexadecimal
  *   dirty COUNT               then COUNT soft-dirty pages, one a line:
  *     SCAN PROC REGION PAGE     (struct kb_dirty_page)
  *   end INDEX

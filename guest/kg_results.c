@@ -111,16 +111,16 @@ static int read_counted(struct reader *r, const char *key, size_t size, void **a
 
 static int read_pages(struct reader *r, struct kg_run *run, char *msg, size_t len)
 {
-	struct kb_page at = { 0 };
+	struct trace_page at = { 0 };
 	void *array;
 	size_t count;
 
-	if (read_counted(r, "pages", sizeof(struct kb_page), &array, &count, msg, len) != 0)
+	if (read_counted(r, "pages", sizeof(struct trace_page), &array, &count, msg, len) != 0)
 		return -1;
 	run->result.pages = array;
 	for (size_t i = 0; i < count;) {
 		const char *line = next_line(r);
-		uint64_t pfn;
+		uint64_t frame;
 		uint32_t flags;
 
 		if (!line)
@@ -131,9 +131,9 @@ static int read_pages(struct reader *r, struct kg_run *run, char *msg, size_t le
 				return bad(r, msg, len, "expected '= SCAN PROC REGION PAGE'");
 			continue;
 		}
-		if (sscanf(line, "%" SCNx64 " %" SCNx32, &pfn, &flags) != 2)
+		if (sscanf(line, "%" SCNx64 " %" SCNx32, &frame, &flags) != 2)
 			return bad(r, msg, len, "expected 'PFN FLAGS'");
-		at.pfn = pfn;
+		at.frame = frame;
 		at.flags = flags;
 		run->result.pages[i++] = at;
 		run->result.npages = i;

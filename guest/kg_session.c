@@ -3,14 +3,14 @@
  * results, in the order that fails early and cleans up always:
  *
  *   1. the request: node count, and every region's node inside the guest;
- *   2. this machine: the prepared assets (kernel, base initramfs) and qemu,
- *      or a skip that says how to get them;
+ *   2. this machine: the prepared assets (the kernel asked for, the base
+ *      initramfs) and qemu, or a skip that says how to get them;
  *   3. a temporary directory with the session's initramfs (kg_initrd.c);
  *   4. qemu (kg_qemu.c), bounded by the deadline and watched for mergeable
  *      memory;
  *   5. the results (kg_results.c), then the temporary directory is removed
  *      (kept on request, for its console log).
- * Also the --guest argument's parser and the defaults.
+ * Also the --guest argument's parser, the defaults and the kernels' names.
  */
 #include "config.h"
 #include "kg_internal.h"
@@ -31,10 +31,40 @@
 #define BOOT_ALLOWANCE_NS (60 * KG_NSEC)
 #define QEMU_NAME "qemu-system-x86_64"
 
+#define KERNEL_ROW_(id, name, package) [KG_KERNEL_##id] = { name, package },
+static const struct {
+	const char *name;
+	const char *package;
+} kernels[] = { KG_KERNELS(KERNEL_ROW_) };
+#undef KERNEL_ROW_
+
+const char *kg_kernel_name(enum kg_kernel k)
+{
+	return kernels[k].name;
+}
+
+const char *kg_kernel_package(enum kg_kernel k)
+{
+	return kernels[k].package;
+}
+
+/* "6.1 or 6.12": the names of every kernel, for messages. */
+static void kernel_choices(char *out, size_t len)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (int k = 0; k < KG_KERNEL_COUNT && used < len; k++)
+		used += (size_t)snprintf(out + used, len - used, "%s%s",
+					 k == 0 ? "" : k == KG_KERNEL_COUNT - 1 ? " or " : ", ",
+					 kernels[k].name);
+}
+
 void kg_options_init(struct kg_options *opt)
 {
 	memset(opt, 0, sizeof *opt);
 	opt->nodes = 1;
+	opt->kernel = KG_KERNEL_6_1;
 }
 
 const char *kg_default_dir(const char *fallback)
@@ -52,6 +82,19 @@ void kg_session_free(struct kg_session *s)
 	memset(s, 0, sizeof *s);
 }
 
+static int parse_kernel(const char *name, enum kg_kernel *out, char *why, size_t whylen)
+{
+	char choices[64];
+
+	for (int k = 0; k < KG_KERNEL_COUNT; k++)
+		if (strcmp(name, kernels[k].name) == 0) {
+			*out = (enum kg_kernel)k;
+			return 0;
+		}
+	kernel_choices(choices, sizeof choices);
+	return kg_fail(why, whylen, "kernel=%s: expected %s", name, choices);
+}
+
 int kg_parse_spec(const char *spec, struct kg_options *opt, char *why, size_t whylen)
 {
 	char *copy = strdup(spec), *save = NULL, *item;
@@ -65,8 +108,8 @@ int kg_parse_spec(const char *spec, struct kg_options *opt, char *why, size_t wh
 		uint64_t v;
 
 		if (!eq) {
-			kg_fail(why, whylen, "'%s': expected KEY=VALUE (nodes=N, mem=SIZE, "
-				"timeout=TIME)", item);
+			kg_fail(why, whylen, "'%s': expected KEY=VALUE (nodes=N, kernel=NAME, "
+				"mem=SIZE, timeout=TIME)", item);
 			goto out;
 		}
 		*eq++ = '\0';
@@ -78,6 +121,9 @@ int kg_parse_spec(const char *spec, struct kg_options *opt, char *why, size_t wh
 			}
 			opt->nodes = (unsigned)v;
 			have_nodes = true;
+		} else if (strcmp(item, "kernel") == 0) {
+			if (parse_kernel(eq, &opt->kernel, why, whylen) != 0)
+				goto out;
 		} else if (strcmp(item, "mem") == 0) {
 			if (wl_parse_size(eq, &v) != 0 || v < 64 * MIB || v > (UINT64_C(64) << 30)) {
 				kg_fail(why, whylen, "mem=%s: expected a size per node, 64m to 64g", eq);
@@ -91,7 +137,7 @@ int kg_parse_spec(const char *spec, struct kg_options *opt, char *why, size_t wh
 			}
 			opt->timeout_ns = v;
 		} else {
-			kg_fail(why, whylen, "unknown key '%s' (nodes, mem, timeout)", item);
+			kg_fail(why, whylen, "unknown key '%s' (nodes, kernel, mem, timeout)", item);
 			goto out;
 		}
 	}
@@ -174,6 +220,32 @@ static bool find_program(const char *name, char *out, size_t len)
 	}
 	free(copy);
 	return found;
+}
+
+/*
+ * Why @dir has no kernel @k: guest/prepare's reason when it left one
+ * (kernels/NAME/unavailable), else that it has not run.
+ */
+static void explain_missing_kernel(const char *dir, enum kg_kernel k, char *msg, size_t len)
+{
+	char path[512], reason[256] = "";
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/kernels/%s/unavailable", dir, kg_kernel_name(k));
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(reason, sizeof reason, f))
+			reason[0] = '\0';
+		reason[strcspn(reason, "\n")] = '\0';
+		fclose(f);
+	}
+	if (reason[0])
+		kg_fail(msg, len, "no %s kernel in the guest directory %s: %s; skipped",
+			kg_kernel_name(k), dir, reason);
+	else
+		kg_fail(msg, len, "no %s kernel in the guest directory %s: run `make guest` in "
+			"ksmkit's build tree (it fetches Debian's %s package); skipped",
+			kg_kernel_name(k), dir, kg_kernel_package(k));
 }
 
 /* ---- 3-5. the session ------------------------------------------------------------- */
@@ -280,12 +352,16 @@ int kg_run(const struct workload *const *wls, size_t n, const struct kg_options 
 			"set KSMKIT_GUEST_DIR; skipped");
 		return KB_SKIPPED;
 	}
-	snprintf(kernel, sizeof kernel, "%s/kernel", dir);
+	snprintf(kernel, sizeof kernel, "%s/kernels/%s/kernel", dir, kg_kernel_name(opt->kernel));
 	snprintf(base, sizeof base, "%s/initramfs.cpio", dir);
-	if (!is_file(kernel) || !is_file(base)) {
-		kg_fail(msg, len, "no prepared guest in %s (no kernel or initramfs.cpio there): run "
+	if (!is_file(base)) {
+		kg_fail(msg, len, "no prepared guest in %s (no initramfs.cpio there): run "
 			"`make guest` in ksmkit's build tree (it needs qemu-system-x86, "
-			"busybox-static, cpio and Debian's linux-image-amd64 package); skipped", dir);
+			"busybox-static, cpio and Debian's kernel packages); skipped", dir);
+		return KB_SKIPPED;
+	}
+	if (!is_file(kernel)) {
+		explain_missing_kernel(dir, opt->kernel, msg, len);
 		return KB_SKIPPED;
 	}
 	if (!find_program(opt->qemu ? opt->qemu : QEMU_NAME, qemu, sizeof qemu)) {

@@ -8,10 +8,12 @@
  * mounts what the backend needs, starts this program, and powers off.
  *
  * It owns nothing but that loop and the result format's writing side; it
- * never decides whether results are right (the host compares them).
+ * never decides whether results are right (the host compares them). On the
+ * host, `ksmkit-guest --kernels` tells guest/prepare which kernels to fetch.
  */
 #include "config.h"
 #include "backend.h"
+#include "guest.h"
 #include "kg_proto.h"
 #include "workload.h"
 
@@ -138,17 +140,17 @@ static void on_note(const char *note, void *arg)
 
 static void put_pages(FILE *out, const struct kb_result *res)
 {
-	const struct kb_page *prev = NULL;
+	const struct trace_page *prev = NULL;
 
 	fprintf(out, "pages %zu\n", res->npages);
 	for (size_t i = 0; i < res->npages; i++) {
-		const struct kb_page *p = &res->pages[i];
+		const struct trace_page *p = &res->pages[i];
 
 		if (!prev || p->scan != prev->scan || p->proc != prev->proc ||
 		    p->region != prev->region || p->page != prev->page + 1)
 			fprintf(out, "= %" PRIu64 " %" PRIu32 " %" PRIu32 " %" PRIu64 "\n", p->scan,
 				p->proc, p->region, p->page);
-		fprintf(out, "%" PRIx64 " %" PRIx32 "\n", p->pfn, p->flags);
+		fprintf(out, "%" PRIx64 " %" PRIx32 "\n", p->frame, p->flags);
 		prev = p;
 	}
 }
@@ -266,6 +268,16 @@ static void put_machine(FILE *out)
 	fprintf(out, "%s\nrelease %s\nnodes %s\n", KG_RESULT_MAGIC, u.release, nodes);
 }
 
+/* `ksmkit-guest --kernels`, on the host: the kernels a guest boots, one
+ * "NAME PACKAGE" a line, for guest/prepare to fetch (guest.h owns the list). */
+static int list_kernels(void)
+{
+#define PRINT_KERNEL_(id, name, package) printf("%s %s\n", name, package);
+	KG_KERNELS(PRINT_KERNEL_)
+#undef PRINT_KERNEL_
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : KG_JOB_DIR;
@@ -274,6 +286,8 @@ int main(int argc, char **argv)
 	char msg[512];
 	FILE *out;
 
+	if (argc == 2 && strcmp(argv[1], "--kernels") == 0)
+		return list_kernels();
 	out = open_port(device);
 	if (!out) {
 		fprintf(stderr, "ksmkit-guest: cannot open %s: %s\n", device, strerror(errno));

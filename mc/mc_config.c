@@ -205,7 +205,6 @@ static int add_invariant(const struct parse *p, const char *text, void *arg)
 
 /* --- [check] ------------------------------------------------------------------- */
 
-static const char *const kernel_names[] = { "6.18", "6.10", NULL };
 /* the detectors, from their list (wl_policy.h) */
 static const char *const detector_names[] = { WL_DETECTORS(WL_POLICY_NAME) NULL };
 static const char *const ksmd_names[] = { "page", "scan", NULL };
@@ -246,7 +245,6 @@ static int check_key(struct parse *p)
 {
 	struct mc_config *cfg = p->cfg;
 	const char *key = p->kv->key;
-	char expected[128];
 	uint64_t v;
 	int w, rc;
 
@@ -258,12 +256,16 @@ static int check_key(struct parse *p)
 		return cfg->description ? 0 : bad(p, "out of memory");
 	}
 	if (strcmp(key, "kernel") == 0) {
-		if ((w = word(p, kernel_names, "6.18 or 6.10")) < 0)
+		char choices[128];
+
+		if ((w = word(p, wl_kernel_names(), wl_kernel_choices(choices, sizeof(choices)))) < 0)
 			return -1;
 		cfg->kernel = (enum wl_kernel)w;
 	} else if (strcmp(key, "detector") == 0) {
-		if ((w = word(p, detector_names, wl_choices_text(detector_names, expected,
-								   sizeof(expected)))) < 0)
+		char choices[128];
+
+		if ((w = word(p, detector_names, wl_choices_text(detector_names, choices,
+								   sizeof(choices)))) < 0)
 			return -1;
 		cfg->detector = (enum wl_detector)w;
 	} else if (strcmp(key, "ksmd") == 0) {
@@ -531,7 +533,7 @@ static void set_defaults(struct mc_config *cfg)
 {
 	for (int k = 0; k < WL_KNOB_COUNT; k++)
 		cfg->knobs[k] = wl_knob_info((enum wl_knob)k)->def;
-	cfg->kernel = WL_KERNEL_6_18;
+	cfg->kernel = WL_KERNEL_DEFAULT;
 	cfg->detector = WL_DETECTOR_CHECKSUM;
 	cfg->search = MC_SEARCH_BFS;
 	cfg->liveness_scans = 3;

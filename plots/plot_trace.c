@@ -1,7 +1,7 @@
 /*
  * plot_trace.c - ksmkit traces as chart series: the chosen KSM counters of
  * every full-scan row against the scan number. It reads the trace struct
- * (workload/trace.h) and nothing else of it: which traces to overlay and how
+ * (trace/trace.h) and nothing else of it: which traces to overlay and how
  * to name them is the caller's choice.
  */
 #include "plot_internal.h"

@@ -712,7 +712,7 @@ void sim_cmp_and_merge_page(struct sim *s, uint32_t slot)
 		node = s->frame[frame].stable_node;
 		if ((r->rflags & RMAP_STABLE) && r->st.head == node)
 			return; /* the steady state */
-	} else if (s->cfg.kernel == WL_KERNEL_6_18) {
+	} else if (wl_kernel_row(s->cfg.kernel)->checksum_first) {
 		if (s->cfg.mutant == SIM_MUTANT_COW_KEEPS_STABLE_ITEM && (r->rflags & RMAP_STABLE))
 			goto kept; /* mutant: a COWed page keeps its stable item */
 		sim_remove_rmap_item_from_tree(s, slot);
@@ -730,7 +730,7 @@ kept:
 		merge_into_stable(s, slot, frame, kframe);
 		return;
 	}
-	if (s->cfg.kernel != WL_KERNEL_6_18 && !ksm) { /* 6.10 and 6.1: stable search first */
+	if (!wl_kernel_row(s->cfg.kernel)->checksum_first && !ksm) { /* the stable search came first */
 		if (page_changed(s, slot, frame))
 			return;
 		if (merge_with_zero_page(s, slot, frame) == 0)

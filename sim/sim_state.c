@@ -25,7 +25,7 @@
 void sim_config_default(struct sim_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->kernel = WL_KERNEL_6_18;
+	cfg->kernel = WL_KERNEL_DEFAULT;
 	cfg->detector = WL_DETECTOR_CHECKSUM;
 	cfg->nr_nodes = 1;
 	cfg->thp_dirty = SIM_THP_DIRTY_ALL;
@@ -110,8 +110,7 @@ static int check_config(const struct sim_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "nr_nodes must be 1 to %u", SIM_MAX_NODES);
 		return -1;
 	}
-	if (cfg->kernel != WL_KERNEL_6_18 && cfg->kernel != WL_KERNEL_6_10 &&
-	    cfg->kernel != WL_KERNEL_6_1) {
+	if ((unsigned)cfg->kernel >= WL_KERNEL_COUNT) {
 		snprintf(err, errlen, "unknown kernel semantics");
 		return -1;
 	}
@@ -507,7 +506,7 @@ void sim_counters(const struct sim *s, int64_t out[TRACE_COUNTER_COUNT])
 				    c->rmap_items * 64;
 	out[TRACE_PAGES_TO_SCAN] = (int64_t)s->knobs.value[WL_KNOB_PAGES_TO_SCAN];
 	/* what the kernel lacks reads 0, as the backend reads a missing file */
-	for (int i = 0; s->cfg.kernel != WL_KERNEL_6_18 && i < TRACE_COUNTER_COUNT; i++)
+	for (int i = 0; !wl_kernel_exports_all(s->cfg.kernel) && i < TRACE_COUNTER_COUNT; i++)
 		if (!wl_kernel_exports(s->cfg.kernel, trace_counter_name(i), NULL))
 			out[i] = 0;
 }
@@ -528,7 +527,7 @@ void sim_process_stat(const struct sim *s, int mmid, struct trace_proc_stat *out
 					       mm->rmap_items * 64;
 	out->field[TRACE_KSM_MERGE_ANY] = mm->merge_any;
 	out->field[TRACE_KSM_MERGEABLE] = mm->mergeable_pages > 0;
-	for (int i = 0; s->cfg.kernel != WL_KERNEL_6_18 && i < TRACE_PROC_FIELD_COUNT; i++)
+	for (int i = 0; !wl_kernel_exports_all(s->cfg.kernel) && i < TRACE_PROC_FIELD_COUNT; i++)
 		if (!wl_kernel_exports(s->cfg.kernel, trace_proc_field_name(i), NULL))
 			out->field[i] = 0;
 }

@@ -207,8 +207,8 @@ void sim_unshare_page(struct sim *s, uint32_t slot)
 		return;
 	if (!(p->pte & PTE_KSM_ZERO) && !(s->frame[p->frame].flags & FRAME_KSM))
 		return;
-	if ((p->pte & PTE_KSM_ZERO) && s->cfg.kernel == WL_KERNEL_6_1)
-		return; /* 6.1's break_ksm leaves zero pages mapped (6.6 unshares them) */
+	if ((p->pte & PTE_KSM_ZERO) && !wl_kernel_row(s->cfg.kernel)->unshares_zero_pages)
+		return; /* before 6.6, break_ksm leaves zero pages mapped */
 	if (s->frame[p->frame].flags & FRAME_LARGE && !(p->pte & PTE_KSM_ZERO))
 		return; /* break_ksm only touches small folios */
 	copy_page(s, &s->area[ai], slot, false);
@@ -368,8 +368,8 @@ int sim_fork(struct sim *s, int parent)
 	cm = &s->mm[child];
 	cm->next_vpn = pm->next_vpn;
 	cm->mergeable_pages = pm->mergeable_pages;
-	/* 6.1 (before the fork counter fix) copies the parent's per-mm counts */
-	if (s->cfg.kernel == WL_KERNEL_6_1) {
+	/* before the fork counter fix, the child starts with the parent's counts */
+	if (wl_kernel_row(s->cfg.kernel)->fork_copies_counts) {
 		cm->rmap_items = pm->rmap_items;
 		cm->merging_pages = pm->merging_pages;
 	}

@@ -47,6 +47,7 @@
 #include "sim_driver.h"
 #include "trace.h"
 #include "workload.h"
+#include "xval.h"
 
 #define MIB (1024.0 * 1024.0)
 
@@ -737,12 +738,20 @@ static int numa_text(const struct sweep_def *d, size_t point, size_t series,
 	return 0;
 }
 
-static double last_counter(const struct trace *t, enum trace_counter c)
+/* The last full-scan row of @t, or NULL. */
+static const struct trace_row *last_scan_row(const struct trace *t)
 {
 	for (size_t i = t ? t->nrows : 0; i-- > 0;)
 		if (t->row[i].kind == TRACE_ROW_SCAN)
-			return (double)t->row[i].counter[c];
-	return NAN;
+			return &t->row[i];
+	return NULL;
+}
+
+static double last_counter(const struct trace *t, enum trace_counter c)
+{
+	const struct trace_row *last = last_scan_row(t);
+
+	return last ? (double)last->counter[c] : NAN;
 }
 
 /* Both guest series at once: one boot with as many nodes as the point. */
@@ -853,72 +862,38 @@ static int numa_node_text(const struct sweep_def *d, size_t point, size_t series
 	return numa_text(&numa, 0, series, env, t, name, namelen, err, errlen);
 }
 
-/* Region pages with their frames (a pfn, or a simulator frame id), per scan. */
-struct node_page {
-	uint64_t scan;
-	uint32_t region;
-	uint64_t frame;
-};
-
-struct node_capture {
-	const struct workload *wl;
-	struct node_page *page;
-	size_t n, cap;
-	bool oom;
-};
-
-static void capture_add(struct node_capture *c, uint64_t scan, uint32_t region, uint64_t frame)
+/*
+ * The present pages of @side that have a frame id (the simulator gives KSM's
+ * zero page none), copied into @out: 0, or -1 when out of memory.
+ */
+static int frames_of(const struct xval_side *side, struct trace_page **out, size_t *n)
 {
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 1024;
-		struct node_page *grown = realloc(c->page, cap * sizeof(*grown));
+	size_t cap = 0;
 
-		if (!grown) {
-			c->oom = true;
-			return;
-		}
-		c->page = grown;
-		c->cap = cap;
-	}
-	c->page[c->n++] = (struct node_page){ scan, region, frame };
-}
-
-/* The simulator's scan hook: every mapped region page's frame. */
-static void capture_sim_frames(void *arg, uint64_t scan, const struct sim *s, const int *mm_of)
-{
-	struct node_capture *c = arg;
-
-	for (size_t p = 0; p < c->wl->nprocs; p++) {
-		if (mm_of[p] < 0)
-			continue;
-		for (size_t r = 0; r < c->wl->nregions; r++) {
-			int area = sim_area_find(s, mm_of[p], (uint32_t)r);
-
-			for (uint64_t page = 0; area >= 0 && page < c->wl->regions[r].pages; page++) {
-				long frame = sim_page_frame(s, area, page);
-
-				if (frame > 0)
-					capture_add(c, scan, (uint32_t)r, (uint64_t)frame);
-			}
-		}
-	}
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < side->npages; i++)
+		if ((side->pages[i].flags & TRACE_PAGE_PRESENT) && side->pages[i].frame &&
+		    trace_pages_append(out, n, &cap, &side->pages[i]) != 0)
+			return -1;
+	return 0;
 }
 
 static int by_frame(const void *a, const void *b)
 {
-	const struct node_page *x = a, *y = b;
+	const struct trace_page *x = a, *y = b;
 
 	return (x->frame > y->frame) - (x->frame < y->frame);
 }
 
 /* Move the pages of @scan to the front of @page[from..n), sorted by frame; their count. */
-static size_t gather_scan(struct node_page *page, size_t from, size_t n, uint64_t scan)
+static size_t gather_scan(struct trace_page *page, size_t from, size_t n, uint64_t scan)
 {
 	size_t k = from;
 
 	for (size_t i = from; i < n; i++)
 		if (page[i].scan == scan) {
-			struct node_page t = page[k];
+			struct trace_page t = page[k];
 
 			page[k++] = page[i];
 			page[i] = t;
@@ -933,35 +908,32 @@ struct node_count {
 };
 
 /*
- * Count KSM pages and merged pages per node from @c at the trace @t's last
- * scan. 0, or -1 with a message (the counts must add up to the trace's
- * pages_shared and pages_sharing).
+ * Count KSM pages and merged pages per node in @page[0..n) (@wl's frames,
+ * as frames_of keeps them) at the last scan of the trace @t. 0, or -1 with
+ * a message (the counts must add up to the trace's pages_shared and
+ * pages_sharing).
  */
-static int count_per_node(struct node_capture *c, const struct trace *t, struct node_count *out,
-			  char *err, size_t errlen)
+static int count_frames(const struct workload *wl, struct trace_page *page, size_t n,
+			const struct trace *t, struct node_count *out, char *err, size_t errlen)
 {
-	const struct trace_row *last = NULL;
+	const struct trace_row *last = last_scan_row(t);
 	double ksm = 0, merged = 0;
 	size_t nfirst, nlast;
 
-	memset(out, 0, sizeof(*out));
-	for (size_t i = t ? t->nrows : 0; i-- > 0 && !last;)
-		if (t->row[i].kind == TRACE_ROW_SCAN)
-			last = &t->row[i];
-	if (c->oom || !last || last->scan < 2)
+	if (!last || last->scan < 2)
 		return sweep_fail(err, errlen, "numa per node: no captures to count");
-	nfirst = gather_scan(c->page, 0, c->n, 1);
-	nlast = gather_scan(c->page, nfirst, c->n, last->scan);
+	nfirst = gather_scan(page, 0, n, 1);
+	nlast = gather_scan(page, nfirst, n, last->scan);
 	for (size_t i = nfirst, j; i < nfirst + nlast; i = j) {
-		struct node_page *origin;
+		struct trace_page *origin;
 		int node;
 
-		for (j = i + 1; j < nfirst + nlast && c->page[j].frame == c->page[i].frame; j++)
+		for (j = i + 1; j < nfirst + nlast && page[j].frame == page[i].frame; j++)
 			;
 		if (j - i < 2)
 			continue; /* a page of its own */
-		origin = bsearch(&c->page[i], c->page, nfirst, sizeof(*c->page), by_frame);
-		node = origin ? c->wl->regions[origin->region].node : -1;
+		origin = bsearch(&page[i], page, nfirst, sizeof(*page), by_frame);
+		node = origin ? wl->regions[origin->region].node : -1;
 		if (node < 0 || node >= NUMA_NODES)
 			return sweep_fail(err, errlen, "numa per node: a shared frame no placed page had "
 						 "at scan 1");
@@ -979,6 +951,23 @@ static int count_per_node(struct node_capture *c, const struct trace *t, struct 
 	return 0;
 }
 
+/* Count KSM pages and merged pages per node from one engine's side of @wl. */
+static int count_per_node(const struct workload *wl, const struct xval_side *side,
+			  struct node_count *out, char *err, size_t errlen)
+{
+	struct trace_page *page;
+	size_t n;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (frames_of(side, &page, &n) != 0)
+		rc = sweep_fail(err, errlen, "numa per node: no captures to count");
+	else
+		rc = count_frames(wl, page, n, side->trace, out, err, errlen);
+	free(page);
+	return rc;
+}
+
 /* The value @d plots for @node: KSM pages (numa-ksm) or pages merged (numa-merged). */
 static double node_value(const struct sweep_def *d, const struct node_count *nc, size_t node)
 {
@@ -988,38 +977,20 @@ static double node_value(const struct sweep_def *d, const struct node_count *nc,
 static int numa_node_sim(const struct workload *wl, const struct sweep_env *env,
 			 struct node_count *out, char *err, size_t errlen)
 {
-	struct node_capture c = { .wl = wl };
-	struct sim_run_options opt = { .costs = env->costs, .scan_hook = capture_sim_frames,
-				       .hook_arg = &c };
-	struct trace *t = NULL;
+	struct xval_side side = { .trace = NULL };
 	char why[256];
 	int rc;
 
 	if (env->mem_available &&
 	    sim_admit(wl, &(struct sim_admit_options){ .costs = env->costs,
-						       .capture_bytes = sizeof(*c.page) },
+						       .capture_bytes = sizeof(struct trace_page) },
 		      env->mem_available, NULL, why, sizeof(why)) != 0)
 		rc = sweep_fail(err, errlen, "%s", why);
-	else if (sim_run_workload(wl, &opt, &t, why, sizeof(why)) != 0)
+	else if (xval_run_sim(wl, wl->kernel, true, env->costs, &side, why, sizeof(why)) != 0)
 		rc = sweep_fail(err, errlen, "%s: simulator: %s", wl->path, why);
 	else
-		rc = count_per_node(&c, t, out, err, errlen);
-	trace_free(t);
-	free(c.page);
-	return rc;
-}
-
-static int numa_node_guest_run(const struct workload *wl, const struct kb_result *res,
-			       struct node_count *out, char *err, size_t errlen)
-{
-	struct node_capture c = { .wl = wl };
-	int rc;
-
-	for (size_t i = 0; i < res->npages; i++)
-		if ((res->pages[i].flags & KB_PAGE_PRESENT) && res->pages[i].pfn)
-			capture_add(&c, res->pages[i].scan, res->pages[i].region, res->pages[i].pfn);
-	rc = count_per_node(&c, res->trace, out, err, errlen);
-	free(c.page);
+		rc = count_per_node(wl, &side, out, err, errlen);
+	xval_side_free(&side);
 	return rc;
 }
 
@@ -1028,34 +999,36 @@ static int numa_node_guest(const struct sweep_def *d, size_t point, const struct
 			   double *y, char *err, size_t errlen)
 {
 	struct workload *wl[2] = { NULL, NULL };
+	struct xval_guest_run runs[2];
 	struct node_count nc;
 	struct kg_options opt;
-	struct kg_session ses = { .nruns = 0 };
-	char msg[512];
-	int rc = -1, status;
+	char msg[512], release[128];
+	int rc = -1, status = KB_FAILED;
 
+	memset(runs, 0, sizeof(runs));
 	if (load(d, point, 2, env, &wl[0], err, errlen) != 0 ||
 	    load(d, point, 3, env, &wl[1], err, errlen) != 0)
 		goto out;
 	kg_options_init(&opt);
 	opt.nodes = NUMA_NODES;
 	opt.dir = env->guest_dir;
-	opt.pages = true;
-	status = kg_run((const struct workload *const *)wl, 2, &opt, &ses, msg, sizeof(msg));
+	status = xval_run_guest((const struct workload *const *)wl, 2, &opt, true, runs, release,
+				sizeof(release), msg, sizeof(msg));
 	if (status != KB_OK && status != KB_SKIPPED) {
 		sweep_fail(err, errlen, "numa per node: guest: %s", msg);
 		goto out;
 	}
-	for (size_t i = 0; status == KB_OK && i < 2 && i < ses.nruns; i++) {
-		if (ses.run[i].status != KB_OK)
+	for (size_t i = 0; status == KB_OK && i < 2; i++) {
+		if (runs[i].status != KB_OK)
 			continue;
-		if (numa_node_guest_run(wl[i], &ses.run[i].result, &nc, err, errlen) != 0)
+		if (count_per_node(wl[i], &runs[i].side, &nc, err, errlen) != 0)
 			goto out;
 		y[2 + i] = node_value(d, &nc, point);
 	}
 	rc = 0;
 out:
-	kg_session_free(&ses);
+	xval_side_free(&runs[0].side);
+	xval_side_free(&runs[1].side);
 	wl_free(wl[0]);
 	wl_free(wl[1]);
 	return rc;

@@ -17,8 +17,9 @@
  *   nothing of the run left merged or alive; a run killed whole is restored
  *   by the next run or by `ksmkit restore`.
  * refusals: another process with mergeable memory (and --force), a workload
- *   larger than 80% of MemAvailable, two backends at once (the second
- *   waits), not root, a NUMA node this machine lacks, bad measurements.
+ *   larger than 80% of MemAvailable, a thp = always region without its huge
+ *   pages, two backends at once (the second waits), not root, a NUMA node
+ *   this machine lacks, bad measurements.
  *
  * Needs root and KSM, and a machine where nobody else uses KSM: otherwise it
  * exits 77 saying why. Every test ends by checking that every knob is as it
@@ -36,6 +37,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -70,24 +72,32 @@ static int64_t counter(const char *name)
 	return strtoll(text, NULL, 10);
 }
 
+/* How long the suite waits for another backend (someone else's run) to end
+ * before it touches or snapshots knobs itself. */
+#define IDLE_WAIT_NS (600 * UINT64_C(1000000000))
+
+/* Write a knob as a user would, holding the backend lock meanwhile. */
 static void set_knob(const char *name, const char *value)
 {
-	char path[128];
-	int fd;
+	char path[128], msg[256];
+	int fd, lock = kb_lock_hold(IDLE_WAIT_NS, msg, sizeof msg);
 
+	ck_assert_msg(lock >= 0, "%s", msg);
 	snprintf(path, sizeof path, KSM "%s", name);
 	fd = open(path, O_WRONLY);
 	ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
 	ck_assert_msg(write(fd, value, strlen(value)) == (ssize_t)strlen(value), "%s=%s: %s", name,
 		      value, strerror(errno));
 	close(fd);
+	kb_lock_drop(lock);
 }
 
+/* The knobs as they are while no backend runs. */
 static void save_knobs(struct kb_knob_set *set)
 {
 	char msg[256];
 
-	ck_assert_msg(kb_knobs_save(set, msg, sizeof msg) == 0, "%s", msg);
+	ck_assert_msg(kb_knobs_save_idle(set, IDLE_WAIT_NS, msg, sizeof msg) == 0, "%s", msg);
 }
 
 /* Processes whose command name starts with "wl:" (workload processes). */
@@ -260,13 +270,13 @@ static int64_t scanned_between(const struct kb_result *res, uint64_t from, uint6
 static bool maps_duplicates(const struct kb_result *res, uint64_t scan)
 {
 	for (size_t i = 0; i < res->npages; i++) {
-		const struct kb_page *a = &res->pages[i];
+		const struct trace_page *a = &res->pages[i];
 
-		if (a->scan != scan || !(a->flags & KB_PAGE_PRESENT) || (a->flags & KB_PAGE_ZERO))
+		if (a->scan != scan || !(a->flags & TRACE_PAGE_PRESENT) || (a->flags & TRACE_PAGE_ZERO))
 			continue;
 		for (size_t j = i + 1; j < res->npages; j++)
-			if (res->pages[j].scan == scan && res->pages[j].pfn == a->pfn &&
-			    (res->pages[j].flags & KB_PAGE_PRESENT))
+			if (res->pages[j].scan == scan && res->pages[j].frame == a->frame &&
+			    (res->pages[j].flags & TRACE_PAGE_PRESENT))
 				return true;
 	}
 	return false;
@@ -288,10 +298,10 @@ static size_t distinct_frames(const struct kb_result *res, uint64_t scan)
 	for (size_t i = 0; i < res->npages; i++) {
 		bool seen = false;
 
-		if (res->pages[i].scan != scan || !(res->pages[i].flags & KB_PAGE_PRESENT))
+		if (res->pages[i].scan != scan || !(res->pages[i].flags & TRACE_PAGE_PRESENT))
 			continue;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = res->pages[j].scan == scan && res->pages[j].pfn == res->pages[i].pfn;
+			seen = res->pages[j].scan == scan && res->pages[j].frame == res->pages[i].frame;
 		n += !seen;
 	}
 	return n;
@@ -491,7 +501,7 @@ START_TEST(test_merge_M)
 	/* Page level: 10 pages, one KSM frame after scan 2, ten frames before. */
 	ck_assert_int_eq(distinct_frames(&res, 1), 10);
 	ck_assert_int_eq(distinct_frames(&res, 2), 1);
-	ck_assert_int_eq(pages_with(&res, 2, KB_PAGE_KSM), 10);
+	ck_assert_int_eq(pages_with(&res, 2, TRACE_PAGE_KSM), 10);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -522,7 +532,7 @@ START_TEST(test_merge_prctl)
 	ck_assert_int_ge(scan_row(&res, 2)->counter[TRACE_PAGES_SHARING], 9);
 	ck_assert_int_ge(proc_field(&res, 2, "main", TRACE_KSM_MERGING_PAGES), 10);
 	ck_assert_int_eq(distinct_frames(&res, 3), 1);
-	ck_assert_int_eq(pages_with(&res, 3, KB_PAGE_KSM), 10);
+	ck_assert_int_eq(pages_with(&res, 3, TRACE_PAGE_KSM), 10);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -544,7 +554,7 @@ START_TEST(test_unmerge_U)
 	ck_assert_int_eq(proc_field(&res, 3, "main", TRACE_KSM_RMAP_ITEMS), 2);
 	ck_assert_int_eq(proc_field(&res, 3, "main", TRACE_KSM_MERGING_PAGES), 0);
 	ck_assert(!maps_duplicates(&res, 3));
-	ck_assert_int_eq(pages_with(&res, 3, KB_PAGE_KSM), 0);
+	ck_assert_int_eq(pages_with(&res, 3, TRACE_PAGE_KSM), 0);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -585,7 +595,7 @@ START_TEST(test_zero_pages_1)
 	ck_assert_int_eq(proc_field(&res, 3, "main", TRACE_KSM_RMAP_ITEMS), 0);
 	ck_assert_int_eq(proc_field(&res, 3, "main", TRACE_KSM_ZERO_PAGES_PROC), 10);
 	ck_assert_int_eq(scanned_between(&res, 1, 3), 10);
-	ck_assert_int_eq(pages_with(&res, 3, KB_PAGE_ZERO), 10);
+	ck_assert_int_eq(pages_with(&res, 3, TRACE_PAGE_ZERO), 10);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -724,16 +734,19 @@ START_TEST(test_unmerge_time_D)
 }
 END_TEST
 
-static bool thp_available(void)
+/* Whether THP is on here; if not, says that @what is skipped. */
+static bool thp_available(const char *what)
 {
 	char text[128] = "";
 	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-	bool ok;
+	bool ok = false;
 
-	if (!f)
-		return false;
-	ok = fgets(text, sizeof text, f) && !strstr(text, "[never]");
-	fclose(f);
+	if (f) {
+		ok = fgets(text, sizeof text, f) && !strstr(text, "[never]");
+		fclose(f);
+	}
+	if (!ok)
+		printf("# %s: skipped: transparent huge pages are off\n", what);
 	return ok;
 }
 
@@ -741,17 +754,14 @@ static bool thp_available(void)
  * fail once and split the folio; they merge on a later visit. */
 START_TEST(test_thp_H)
 {
-	struct workload *wl = parse("[global]\nscans = 4\npages_to_scan = 5000\n"
-				    "sleep_millisecs = 10\n"
-				    "[region buf]\nsize = 8m\nfill = same\nvalue = 42\n");
+	struct workload *wl;
 	struct kb_options opt;
 	struct kb_result res;
 
-	if (!thp_available()) {
-		printf("# ksm_tests -H: skipped: transparent huge pages are off\n");
-		wl_free(wl);
+	if (!thp_available("ksm_tests -H"))
 		return;
-	}
+	wl = parse("[global]\nscans = 4\npages_to_scan = 5000\nsleep_millisecs = 10\n"
+		   "[region buf]\nsize = 8m\nfill = same\nvalue = 42\n");
 	kb_options_init(&opt);
 	opt.measure = KB_MEASURE_THP;
 	opt.pages = KB_PAGES_EVERY_SCAN;
@@ -763,9 +773,32 @@ START_TEST(test_thp_H)
 	printf("# ksm_tests -H: %" PRIu64 " of 4 ranges huge at setup\n", res.measurement.huge_ranges);
 	/* By the last scan every page is merged: 2048 = 8 * 256. */
 	CHECK_ROWS(&res, { 4, TRACE_PAGES_SHARED, 8 }, { 4, TRACE_PAGES_SHARING, 2040 });
-	ck_assert_int_eq(pages_with(&res, 4, KB_PAGE_KSM), 2048);
+	ck_assert_int_eq(pages_with(&res, 4, TRACE_PAGE_KSM), 2048);
 	if (res.measurement.huge_ranges)
-		ck_assert_int_gt(pages_with(&res, 1, KB_PAGE_THP), 0);
+		ck_assert_int_gt(pages_with(&res, 1, TRACE_PAGE_THP), 0);
+	kb_result_free(&res);
+	wl_free(wl);
+}
+END_TEST
+
+/* A thp = always region is backed by huge pages from setup on, as the
+ * simulator assumes: every page of its two whole 2 MiB ranges is in a THP
+ * at scan 0 (the last 488 pages, less than 2 MiB, are small). */
+START_TEST(test_thp_region_is_huge_at_setup)
+{
+	struct workload *wl;
+	struct kb_options opt;
+	struct kb_result res;
+
+	if (!thp_available("thp = always"))
+		return;
+	wl = parse("[global]\nscans = 1\npages_to_scan = 5000\nsleep_millisecs = 10\n"
+		   "[region buf]\npages = 1512\nfill = unique\nthp = always\n");
+	kb_options_init(&opt);
+	opt.pages = KB_PAGES_EVERY_SCAN;
+	run_checked(wl, &opt, &res);
+	ck_assert_int_eq(pages_with(&res, 0, TRACE_PAGE_PRESENT), 1512);
+	ck_assert_int_eq(pages_with(&res, 0, TRACE_PAGE_THP), 1024);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -799,7 +832,7 @@ START_TEST(test_functional_unmerge)
 			   { 3, TRACE_PAGES_SHARED, 0 }, { 3, TRACE_PAGES_SHARING, 0 });
 		ck_assert(maps_duplicates(&res, 2));
 		ck_assert(!maps_duplicates(&res, 3));
-		ck_assert_int_eq(pages_with(&res, 3, KB_PAGE_KSM), 0);
+		ck_assert_int_eq(pages_with(&res, 3, TRACE_PAGE_KSM), 0);
 		ck_assert_int_eq(proc_field(&res, 3, "main", TRACE_KSM_RMAP_ITEMS), 0);
 		kb_result_free(&res);
 		wl_free(wl);
@@ -829,7 +862,7 @@ START_TEST(test_functional_unmerge_zero_pages)
 	ck_assert_int_eq(proc_field(&res, 4, "main", TRACE_KSM_ZERO_PAGES_PROC), 0);
 	CHECK_ROWS(&res, { 2, TRACE_KSM_ZERO_PAGES, 512 }, { 4, TRACE_KSM_ZERO_PAGES, 0 });
 	ck_assert(!maps_duplicates(&res, 4));
-	ck_assert_int_eq(pages_with(&res, 4, KB_PAGE_ZERO), 0);
+	ck_assert_int_eq(pages_with(&res, 4, TRACE_PAGE_ZERO), 0);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -867,13 +900,13 @@ START_TEST(test_functional_prctl)
 	ck_assert_int_eq(proc_field(&res, 4, "kid", TRACE_KSM_MERGE_ANY), 1);
 	/* main's pages are its own again; kid still maps the KSM pages. */
 	for (size_t i = 0; i < res.npages; i++) {
-		const struct kb_page *p = &res.pages[i];
+		const struct trace_page *p = &res.pages[i];
 
 		if (p->scan == 4 && p->proc == proc_index(&res, "main"))
-			ck_assert_msg(!(p->flags & KB_PAGE_KSM), "main page %" PRIu64 " still KSM",
+			ck_assert_msg(!(p->flags & TRACE_PAGE_KSM), "main page %" PRIu64 " still KSM",
 				      p->page);
 	}
-	ck_assert_int_eq(pages_with(&res, 4, KB_PAGE_KSM), 512);
+	ck_assert_int_eq(pages_with(&res, 4, TRACE_PAGE_KSM), 512);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -1040,13 +1073,13 @@ START_TEST(test_writer_pages_reproducible)
 	run_checked(wl, &opt, &res);
 	/* Fresh values never repeat: exactly the written pages stay unmerged. */
 	for (size_t i = 0; i < res.npages; i++) {
-		const struct kb_page *p = &res.pages[i];
+		const struct trace_page *p = &res.pages[i];
 
-		ck_assert_msg(!(p->flags & KB_PAGE_KSM) == written[p->page],
+		ck_assert_msg(!(p->flags & TRACE_PAGE_KSM) == written[p->page],
 			      "page %" PRIu64 ": ksm %d, written %d", p->page,
-			      !!(p->flags & KB_PAGE_KSM), written[p->page]);
+			      !!(p->flags & TRACE_PAGE_KSM), written[p->page]);
 	}
-	ck_assert_int_eq(pages_with(&res, 4, KB_PAGE_KSM), 256 - nwritten);
+	ck_assert_int_eq(pages_with(&res, 4, TRACE_PAGE_KSM), 256 - nwritten);
 	kb_result_free(&res);
 	wl_free(wl);
 }
@@ -1097,8 +1130,10 @@ END_TEST
 /* A continuous writer runs in its own thread at its rate while ksmd scans. */
 START_TEST(test_continuous_writer)
 {
-	struct workload *wl = parse("[global]\ntime = 600ms\npages_to_scan = 5000\n"
-				    "sleep_millisecs = 10\n"
+	/* ksmd sleeps 50 ms between scans, so that the runner, which reads a
+	 * row while ksmd sleeps, has room even on a loaded machine. */
+	struct workload *wl = parse("[global]\ntime = 1s\npages_to_scan = 5000\n"
+				    "sleep_millisecs = 50\n"
 				    "[region buf]\npages = 512\nfill = same\nvalue = 3\n"
 				    "[writer churn]\nregion = buf\nvalue = fresh\nwhen = continuous\n"
 				    "rate = 5000/s\n");
@@ -1108,7 +1143,7 @@ START_TEST(test_continuous_writer)
 	run_checked(wl, NULL, &res);
 	ck_assert_int_ge(res.trace->nrows, 3);
 	last = &res.trace->row[res.trace->nrows - 1];
-	/* 3000 writes cycle over 512 pages: fresh values leave little to share. */
+	/* 5000 writes cycle over 512 pages: fresh values leave little to share. */
 	ck_assert_int_lt(last->counter[TRACE_PAGES_SHARING], 511);
 	ck_assert_int_gt(last->counter[TRACE_PAGES_VOLATILE] + last->counter[TRACE_PAGES_UNSHARED],
 			 0);
@@ -1209,7 +1244,7 @@ START_TEST(test_restores_changed_knobs)
 	run_checked(wl, NULL, &res);
 	kb_result_free(&res);
 	wl_free(wl);
-	ck_assert_int_eq(kb_knobs_restore(&defaults, NULL, 0), 0);
+	ck_assert_int_eq(kb_knobs_restore_idle(&defaults, IDLE_WAIT_NS, NULL, 0), 0);
 }
 END_TEST
 
@@ -1347,6 +1382,33 @@ START_TEST(test_interrupted_run)
 		ck_assert_msg(strstr(rescue, who) && strstr(rescue, "max_page_sharing 64 -> "),
 			      "last rescue: %s", rescue);
 	}
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+/* A snapshot of the machine's knobs never takes a running backend's
+ * workload knobs for them: it waits for the run, or fails. */
+START_TEST(test_idle_snapshot_waits_for_a_run)
+{
+	char *path = temp_workload(long_workload), msg[256];
+	const char *args[] = { "ksmkit", "run", "-q", path, NULL };
+	struct kb_knob_set before, during;
+	struct cli c;
+
+	save_knobs(&before);
+	cli_start(&c, false, args);
+	runner_of(c.pid);
+	wait_until_merged();
+	ck_assert_int_eq(counter("max_page_sharing"), 64);
+	ck_assert_int_eq(kb_knobs_save_idle(&during, UINT64_C(300000000), msg, sizeof msg), -1);
+	ck_assert_msg(strstr(msg, "another ksmkit backend"), "%s", msg);
+	kill(c.pid, SIGINT);
+	ck_assert_int_eq(cli_finish(&c), 1);
+	save_knobs(&during);
+	ck_assert_str_eq(kb_knobs_get(&during, "max_page_sharing"),
+			 kb_knobs_get(&before, "max_page_sharing"));
+	assert_as_before(&before);
 	unlink(path);
 	free(path);
 }
@@ -1528,6 +1590,40 @@ START_TEST(test_refuses_too_much_memory)
 }
 END_TEST
 
+/*
+ * A thp = always region the kernel backs with small pages is refused before
+ * the first scan, naming the region and the first range that is not huge.
+ * PR_SET_THP_DISABLE (inherited by the run's processes; this test is a
+ * process of its own) denies huge pages without touching the machine's
+ * THP settings.
+ */
+START_TEST(test_refuses_thp_region_without_huge_pages)
+{
+	struct workload *wl;
+	struct kb_knob_set before;
+	struct kb_options opt;
+	struct kb_result res;
+	char msg[1024];
+
+	if (!thp_available("thp = always refusal"))
+		return;
+	wl = parse("[global]\nscans = 2\n[region buf]\nsize = 4m\nfill = same\nvalue = 1\n"
+		   "thp = always\n");
+	save_knobs(&before);
+	ck_assert_int_eq(prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0), 0);
+	kb_options_init(&opt);
+	ck_assert_int_eq(kb_run(wl, &opt, &res, msg, sizeof msg), KB_FAILED);
+	ck_assert_msg(strstr(msg, "inline.wl:3: [region buf] thp = always: only 0 of 2 2 MiB "
+				  "ranges are huge pages after setup (the first that is not: "
+				  "pages 0-511; /sys/kernel/mm/transparent_hugepage/enabled is ") &&
+			      strstr(msg, "refusing to measure something else"),
+		      "%s", msg);
+	assert_as_before(&before);
+	kb_result_free(&res);
+	wl_free(wl);
+}
+END_TEST
+
 /* Two backends at once: the second waits for the first, then runs. */
 START_TEST(test_second_backend_waits)
 {
@@ -1612,6 +1708,7 @@ static Suite *backend_suite(void)
 	tcase_add_test(tc, test_cow_C);
 	tcase_add_test(tc, test_unmerge_time_D);
 	tcase_add_test(tc, test_thp_H);
+	tcase_add_test(tc, test_thp_region_is_huge_at_setup);
 	tcase_add_test(tc, test_functional_unmerge);
 	tcase_add_test(tc, test_functional_unmerge_zero_pages);
 	tcase_add_test(tc, test_functional_prctl);
@@ -1632,12 +1729,14 @@ static Suite *backend_suite(void)
 	tcase_add_test(tc, test_restores_changed_knobs);
 	tcase_add_loop_test(tc, test_interrupted_run, 0,
 			    (int)(sizeof interruptions / sizeof interruptions[0]));
+	tcase_add_test(tc, test_idle_snapshot_waits_for_a_run);
 	tcase_add_test(tc, test_killed_whole_next_run_restores);
 	tcase_add_test(tc, test_restore_command);
 
 	tc = tcase(s, "refusals");
 	tcase_add_test(tc, test_refuses_other_ksm_user);
 	tcase_add_test(tc, test_refuses_too_much_memory);
+	tcase_add_test(tc, test_refuses_thp_region_without_huge_pages);
 	tcase_add_test(tc, test_second_backend_waits);
 	tcase_add_test(tc, test_skips_when_not_root);
 	tcase_add_test(tc, test_bad_measurement);
@@ -1689,7 +1788,7 @@ int main(void)
 		printf("SKIP: check_backend: %s\n", why);
 		return 77;
 	}
-	if (kb_knobs_save(&found, msg, sizeof msg) != 0) {
+	if (kb_knobs_save_idle(&found, IDLE_WAIT_NS, msg, sizeof msg) != 0) {
 		printf("check_backend: %s\n", msg);
 		return 99;
 	}
@@ -1698,7 +1797,7 @@ int main(void)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	/* Whatever a failed test left behind, leave the knobs as found. */
-	if (kb_knobs_restore(&found, msg, sizeof msg) != 0) {
+	if (kb_knobs_restore_idle(&found, IDLE_WAIT_NS, msg, sizeof msg) != 0) {
 		printf("check_backend: could not restore the knobs: %s\n", msg);
 		failed++;
 	}

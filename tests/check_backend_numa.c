@@ -68,7 +68,7 @@ START_TEST(test_numa_N)
 	struct kb_result res;
 	char msg[1024];
 
-	ck_assert_int_eq(kb_knobs_save(&before, msg, sizeof msg), 0);
+	ck_assert_int_eq(kb_knobs_save_idle(&before, 600 * UINT64_C(1000000000), msg, sizeof msg), 0);
 	kb_options_init(&opt);
 	switch (kb_run(wl, &opt, &res, msg, sizeof msg)) {
 	case KB_OK:
@@ -88,7 +88,7 @@ START_TEST(test_numa_N)
 		ck_assert_int_eq(row->counter[TRACE_PAGES_SHARING], _i == 1 ? 1 : 0);
 		ck_assert_int_eq(row->counter[TRACE_PAGES_UNSHARED], _i == 1 ? 0 : 2);
 	}
-	ck_assert_int_eq(kb_knobs_save(&after, msg, sizeof msg), 0);
+	ck_assert_int_eq(kb_knobs_save_idle(&after, 600 * UINT64_C(1000000000), msg, sizeof msg), 0);
 	for (size_t i = 0; i < before.n; i++)
 		ck_assert_str_eq(kb_knobs_get(&after, before.knob[i].name), before.knob[i].value);
 	kb_result_free(&res);

@@ -1,8 +1,10 @@
 /*
  * check_compare.c - tests of compare/ (trace and partition comparison) and
- * the cross-validation itself: every deterministic shipped workload run on
- * the simulator and on this machine's kernel must agree exactly, counter by
- * counter, scan by scan, and page by page. The kernel part needs root and
+ * the cross-validation itself (compare/xval.h, whose pure parts
+ * check_xval.c tests): every deterministic shipped workload run on the
+ * simulator and on this machine's kernel must agree exactly, counter by
+ * counter, scan by scan, and page by page; a kernel run that caught up by
+ * its last scan runs again, at most twice. The kernel part needs root and
  * KSM; without them that test case says why and the program exits 77 after
  * the pure tests pass.
  */
@@ -12,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_engines.h"
+#include "xval.h"
 #include "suite_lock.h"
 
 /* --- pure comparisons ---------------------------------------------------- */
@@ -121,84 +123,33 @@ END_TEST
 START_TEST(partitions_compare_classes_not_frame_ids)
 {
 	/* pages 0,1 share; 2 alone; 3 is a KSM zero page: same classes, other ids */
-	struct cmp_page a[] = {
-		{ 1, 0, 0, 0, 50, CMP_PAGE_PRESENT }, { 1, 0, 0, 1, 50, CMP_PAGE_PRESENT },
-		{ 1, 0, 0, 2, 51, CMP_PAGE_PRESENT }, { 1, 0, 0, 3, 0, CMP_PAGE_PRESENT | CMP_PAGE_ZERO },
+	struct trace_page a[] = {
+		{ 1, 0, 0, 0, 50, TRACE_PAGE_PRESENT }, { 1, 0, 0, 1, 50, TRACE_PAGE_PRESENT },
+		{ 1, 0, 0, 2, 51, TRACE_PAGE_PRESENT },
+		{ 1, 0, 0, 3, 0, TRACE_PAGE_PRESENT | TRACE_PAGE_ZERO },
 	};
-	struct cmp_page b[] = {
-		{ 1, 0, 0, 3, 0, CMP_PAGE_PRESENT | CMP_PAGE_ZERO }, { 1, 0, 0, 1, 9000, CMP_PAGE_PRESENT },
-		{ 1, 0, 0, 0, 9000, CMP_PAGE_PRESENT }, { 1, 0, 0, 2, 7, CMP_PAGE_PRESENT },
+	/* the kernel's side: KSM and THP flags of its own, which are not compared */
+	struct trace_page b[] = {
+		{ 1, 0, 0, 3, 0, TRACE_PAGE_PRESENT | TRACE_PAGE_ZERO },
+		{ 1, 0, 0, 1, 9000, TRACE_PAGE_PRESENT | TRACE_PAGE_KSM },
+		{ 1, 0, 0, 0, 9000, TRACE_PAGE_PRESENT | TRACE_PAGE_KSM | TRACE_PAGE_THP },
+		{ 1, 0, 0, 2, 7, TRACE_PAGE_PRESENT },
 	};
 	const char *procs[] = { "main" }, *regions[] = { "buf" };
+	const struct trace_page_names names = { procs, 1, regions, 1 };
 	struct cmp_report rep;
 
 	cmp_report_init(&rep);
-	ck_assert_int_eq(cmp_partitions(a, 4, b, 4, procs, regions, &rep), 0);
+	ck_assert_int_eq(cmp_partitions(a, 4, b, 4, &names, &rep), 0);
 	ck_assert(cmp_report_equal(&rep));
 	ck_assert_uint_eq(rep.partitions_compared, 1);
 	b[3].frame = 9000; /* page 2 now shares with 0 and 1 on one side only */
-	ck_assert_int_eq(cmp_partitions(a, 4, b, 4, procs, regions, &rep), 0);
+	ck_assert_int_eq(cmp_partitions(a, 4, b, 4, &names, &rep), 0);
 	ck_assert(!cmp_report_equal(&rep));
 	ck_assert_str_eq(rep.diff[0].what, "partition");
 	ck_assert_str_eq(rep.diff[0].detail,
 			 "main/buf page 2 shares a page with main/buf page 0 on one side only");
 	cmp_report_free(&rep);
-}
-END_TEST
-
-/*
- * A kernel run whose counters differed only before its last row: the kernel
- * merged as many pages as the simulator in the end, perhaps into other
- * chain dups (the partition may still differ). Merges on the kernel can fail
- * for a moment for reasons no model of KSM sees: a page another task holds
- * (kcompactd migrating it, an LRU batch's reference) fails
- * write_protect_page's reference count check, and the page merges at its
- * next visit, into whichever dup then has room. Seen once in CI on
- * thp-merge.wl: one page of a just-split THP merged one scan late.
- */
-static bool caught_up_by_the_end(const struct cmp_report *rep, const struct trace *sim)
-{
-	uint64_t last;
-
-	if (rep->ndiffs == 0 || sim->nrows == 0 || rep->rows_missing)
-		return false;
-	last = sim->row[sim->nrows - 1].scan;
-	for (size_t i = 0; i < rep->ndiffs; i++)
-		if (rep->diff[i].scan >= last && strcmp(rep->diff[i].what, "partition") != 0)
-			return false;
-	return true;
-}
-
-START_TEST(only_a_run_that_caught_up_is_run_again)
-{
-	struct trace *a = make_trace(9), *b = make_trace(9);
-	struct cmp_page pa[] = { { 2, 0, 0, 0, 50, CMP_PAGE_PRESENT }, { 2, 0, 0, 1, 50, CMP_PAGE_PRESENT } };
-	struct cmp_page pb[] = { { 2, 0, 0, 0, 50, CMP_PAGE_PRESENT }, { 2, 0, 0, 1, 51, CMP_PAGE_PRESENT } };
-	const char *procs[] = { "main" }, *regions[] = { "buf" };
-	struct cmp_report rep;
-
-	cmp_report_init(&rep);
-	ck_assert(!caught_up_by_the_end(&rep, a)); /* nothing differs: nothing to rerun */
-	b->row[1].counter[TRACE_PAGES_SHARING] = 3; /* late at scan 1, caught up at 2 */
-	cmp_traces(a, b, NULL, &rep);
-	ck_assert(caught_up_by_the_end(&rep, a));
-	cmp_partitions(pa, 2, pb, 2, procs, regions, &rep); /* other dups at the end */
-	ck_assert(caught_up_by_the_end(&rep, a));
-	cmp_report_free(&rep);
-	cmp_report_init(&rep);
-	b->row[2].counter[TRACE_PAGES_SHARING] = 8; /* still behind at the end */
-	cmp_traces(a, b, NULL, &rep);
-	ck_assert(!caught_up_by_the_end(&rep, a));
-	cmp_report_free(&rep);
-	cmp_report_init(&rep);
-	b->row[2].counter[TRACE_PAGES_SHARING] = 9;
-	b->nrows = 2; /* the last scan missing */
-	cmp_traces(a, b, NULL, &rep);
-	ck_assert(!caught_up_by_the_end(&rep, a));
-	cmp_report_free(&rep);
-	b->nrows = 3;
-	trace_free(a);
-	trace_free(b);
 }
 END_TEST
 
@@ -218,70 +169,86 @@ static bool kernel_usable(char *why, size_t len)
 }
 
 /* The differences as the side-by-side table, for a failure message. */
-static char *difference_table(const struct engine_run *sim, const struct engine_run *kernel,
-			      const struct cmp_report *rep)
+static char *difference_table(const struct xval_result *res)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
 	ck_assert_ptr_nonnull(f);
-	cmp_write_table(sim->trace, kernel->trace, rep, "sim", "kernel", f);
+	cmp_write_table(res->sim.trace, res->kernel.trace, &res->report, "sim", "kernel", f);
 	fclose(f);
 	return text;
 }
 
+/* Why a step of the pipeline failed, for a failure message. */
+static const char *why_failed(const struct xval_result *res)
+{
+	static char text[sizeof(res->kernel_message) + 16];
+
+	switch (res->failed) {
+	case XVAL_STEP_KERNEL:
+		snprintf(text, sizeof(text), "kernel run: %s", res->kernel_message);
+		return text;
+	case XVAL_STEP_COMPARE:
+		return "out of memory, or the traces name different processes";
+	default:
+		return res->why;
+	}
+}
+
 #define KERNEL_ATTEMPTS 3
 
-/*
- * Run @wl on the kernel until it matches @sim. Only a run that caught up by
- * its last row earns another attempt (logged); any other difference, or one
- * that persists through KERNEL_ATTEMPTS runs, fails with the table.
- */
-static void kernel_matches_sim(const char *name, const struct workload *wl,
-			       const struct engine_run *sim)
+/* Before another kernel run of a run that caught up by its last row: the log. */
+static void log_rerun(const struct xval_result *res, void *arg)
 {
-	for (int attempt = 1;; attempt++) {
-		struct engine_run kernel = { 0 };
-		struct kb_options kopt;
-		struct cmp_report rep;
-		char msg[512], *text;
-		int status;
-		bool retry;
+	char *text = difference_table(res);
 
-		kb_options_init(&kopt);
-		status = engines_run_kernel(wl, &kopt, true, &kernel, msg, sizeof(msg));
-		if (status == KB_SKIPPED) {
-			fprintf(stderr, "%s: kernel side skipped: %s\n", name, msg);
-			engines_free(&kernel);
-			return;
-		}
-		ck_assert_msg(status == KB_OK, "%s: kernel run: %s", name, msg);
-		ck_assert_int_eq(engines_compare(wl, sim, &kernel, &rep), 0);
-		if (cmp_report_equal(&rep)) {
-			cmp_report_free(&rep);
-			engines_free(&kernel);
-			return;
-		}
-		text = difference_table(sim, &kernel, &rep);
-		retry = attempt < KERNEL_ATTEMPTS && caught_up_by_the_end(&rep, sim->trace);
-		ck_assert_msg(retry, "%s differs (kernel run %d of at most %d):\n%s", name, attempt,
-			      KERNEL_ATTEMPTS, text);
-		fprintf(stderr, "%s: kernel run %d differed but caught up by its last scan; "
-				"running it again:\n%s", name, attempt, text);
-		free(text);
-		cmp_report_free(&rep);
-		engines_free(&kernel);
+	fprintf(stderr, "%s: kernel run %u differed but caught up by its last scan; "
+			"running it again:\n%s", (const char *)arg, res->kernel_runs, text);
+	free(text);
+}
+
+/*
+ * Run @wl on the kernel and the simulator until they match. Only a run
+ * that caught up by its last row earns another attempt (logged); any other
+ * difference, or one that persists through KERNEL_ATTEMPTS runs, fails with
+ * the table.
+ */
+static void kernel_matches_sim(const char *name, const struct workload *wl)
+{
+	struct xval_options opt;
+	struct xval_result res;
+	char *text;
+
+	xval_options_init(&opt);
+	opt.pages = true;
+	opt.attempts = KERNEL_ATTEMPTS;
+	opt.rerun = log_rerun;
+	opt.rerun_arg = (void *)name;
+	switch (xval_run(wl, &opt, &res)) {
+	case XVAL_MATCH:
+		break;
+	case XVAL_SIM_ONLY:
+		fprintf(stderr, "%s: kernel side skipped: %s\n", name, res.kernel_message);
+		break;
+	case XVAL_FAILED:
+		ck_abort_msg("%s: %s", name, why_failed(&res));
+		break;
+	default:
+		text = difference_table(&res);
+		ck_abort_msg("%s differs (kernel run %u of at most %d):\n%s", name, res.kernel_runs,
+			     KERNEL_ATTEMPTS, text);
 	}
+	xval_result_free(&res);
 }
 
 /* Compare one shipped workload; on a difference, fail with the report. */
 static void compare_file(const char *name)
 {
-	char path[512], msg[512];
+	char path[512];
 	struct workload *wl;
 	struct wl_error werr;
-	struct engine_run sim = { 0 };
 
 	snprintf(path, sizeof(path), "%s/workloads/%s", SRCDIR, name);
 	if (wl_parse_file(path, &wl, &werr) != 0)
@@ -302,9 +269,7 @@ static void compare_file(const char *name)
 			return;
 		}
 #endif
-	ck_assert_msg(engines_run_sim(wl, true, NULL, &sim, msg, sizeof(msg)) == 0, "%s: %s", name, msg);
-	kernel_matches_sim(name, wl, &sim);
-	engines_free(&sim);
+	kernel_matches_sim(name, wl);
 	wl_free(wl);
 }
 
@@ -338,7 +303,6 @@ int main(void)
 	tcase_add_test(tc, cumulative_counters_compare_as_changes);
 	tcase_add_test(tc, tolerance_and_missing_rows);
 	tcase_add_test(tc, partitions_compare_classes_not_frame_ids);
-	tcase_add_test(tc, only_a_run_that_caught_up_is_run_again);
 	suite_add_tcase(s, tc);
 	if (kernel && lock_kernel_suites() < 0) {
 		printf("check_compare: cannot lock the kernel test suites\n");

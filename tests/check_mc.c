@@ -64,7 +64,7 @@ static const struct {
 	{ "[check]\nwrites = x\n[region a]\ncontents = 1\n", "t.conf:2: [check] writes = x: expected a number" },
 	{ "[check]\n[region a]\ncontents = 1,,2\n", "t.conf:3: [region a] contents = 1,,2: empty item" },
 	{ "[check]\n[region a]\ncontents = 1\n[region a]\ncontents = 2\n", "t.conf:4: duplicate section [region a]" },
-	{ "[check]\nkernel = 5.0\n[region a]\ncontents = 1\n", "t.conf:2: [check] kernel = 5.0: expected 6.18 or 6.10" },
+	{ "[check]\nkernel = 5.0\n[region a]\ncontents = 1\n", "t.conf:2: [check] kernel = 5.0: expected 6.18, 6.12, 6.10 or 6.1" },
 	{ "[check]\ndetector = magic\n[region a]\ncontents = 1\n",
 	  "t.conf:2: [check] detector = magic: expected checksum, dirty, hybrid or partial" },
 	{ "[check]\nmax_page_sharing = 1\n[region a]\ncontents = 1\n", "t.conf:2: [check] max_page_sharing = 1" },

@@ -1,9 +1,10 @@
 /*
- * check_trace.c - Check suite for workload/trace.c: the name tables, building
- * a trace, the CSV format (exact text, round trips, every kind of malformed
- * input the reader must reject with file:line and a precise message), the
- * JSON writer (parsed back by python3 when it is installed), and write
- * errors reported by both writers.
+ * check_trace.c - Check suite for the trace stage (trace/): the name tables,
+ * building a trace, the CSV format (exact text, round trips, every kind of
+ * malformed input the reader must reject with file:line and a precise
+ * message), the JSON writer (parsed back by python3 when it is installed),
+ * page partitions and their CSV (exact text, round trip, malformed input),
+ * and write errors reported by every writer.
  */
 #include <check.h>
 #include <errno.h>
@@ -809,6 +810,176 @@ START_TEST(test_write_to_read_only_stream)
 }
 END_TEST
 
+/* ---- page partitions ------------------------------------------------------ */
+
+static const char *const page_procs[] = { "main", "child" };
+static const char *const page_regions[] = { "buf", "vol" };
+static const struct trace_page_names page_names = { page_procs, 2, page_regions, 2 };
+
+/* Every flag alone and together, both processes and regions, extremes. */
+static const struct trace_page sample_pages[] = {
+	{ 0, 0, 0, 0, 0, 0 },
+	{ 1, 0, 1, 7, 50, TRACE_PAGE_PRESENT },
+	{ 2, 1, 0, 3, 51, TRACE_PAGE_PRESENT | TRACE_PAGE_KSM },
+	{ 2, 1, 1, 4, 52, TRACE_PAGE_PRESENT | TRACE_PAGE_ZERO },
+	{ 3, 0, 0, 1, 53, TRACE_PAGE_PRESENT | TRACE_PAGE_THP | TRACE_PAGE_KSM },
+	{ UINT64_MAX, 1, 1, UINT64_MAX, UINT64_MAX,
+	  TRACE_PAGE_PRESENT | TRACE_PAGE_KSM | TRACE_PAGE_ZERO | TRACE_PAGE_THP },
+};
+#define NSAMPLE_PAGES (sizeof sample_pages / sizeof sample_pages[0])
+
+static char *written_pages(const struct trace_page *pages, size_t n)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	ck_assert_ptr_nonnull(out);
+	ck_assert_int_eq(trace_pages_write_csv(pages, n, &page_names, out), 0);
+	ck_assert_int_eq(fclose(out), 0);
+	return text;
+}
+
+/* Field by field: struct padding is not part of a page. */
+static bool same_page(const struct trace_page *a, const struct trace_page *b)
+{
+	return a->scan == b->scan && a->proc == b->proc && a->region == b->region &&
+	       a->page == b->page && a->frame == b->frame && a->flags == b->flags;
+}
+
+/* Read @text as "p.csv": 0 and the pages, or -1 with the message in @err. */
+static int read_pages(const char *text, struct trace_page **pages, size_t *n, char *err,
+		      size_t errlen)
+{
+	FILE *in = strlen(text) ? fmemopen((void *)text, strlen(text), "r")
+				: fopen("/dev/null", "r");
+	int rc;
+
+	ck_assert_ptr_nonnull(in);
+	rc = trace_pages_read_csv(in, "p.csv", &page_names, pages, n, err, errlen);
+	fclose(in);
+	if (rc != 0)
+		ck_assert_ptr_null(*pages);
+	return rc;
+}
+
+START_TEST(test_pages_exact_text)
+{
+	char *text = written_pages(sample_pages, 5);
+
+	ck_assert_str_eq(text, "# ksmkit-pages 1\n"
+			       "scan,process,region,page,pfn,present,ksm,zero,thp\n"
+			       "0,main,buf,0,0,0,0,0,0\n"
+			       "1,main,vol,7,50,1,0,0,0\n"
+			       "2,child,buf,3,51,1,1,0,0\n"
+			       "2,child,vol,4,52,1,0,1,0\n"
+			       "3,main,buf,1,53,1,1,0,1\n");
+	free(text);
+	text = written_pages(NULL, 0);
+	ck_assert_str_eq(text, "# ksmkit-pages 1\nscan,process,region,page,pfn,present,ksm,zero,thp\n");
+	free(text);
+}
+END_TEST
+
+START_TEST(test_pages_round_trip)
+{
+	char *text = written_pages(sample_pages, NSAMPLE_PAGES), err[256];
+	struct trace_page *back = NULL;
+	size_t n = 0;
+
+	ck_assert_msg(read_pages(text, &back, &n, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(n, NSAMPLE_PAGES);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(same_page(&back[i], &sample_pages[i]), "page %zu changed", i);
+	free(back);
+	free(text);
+	/* CRLF line endings, no final newline: the same pages */
+	ck_assert_int_eq(read_pages("# ksmkit-pages 1\r\nscan,process,region,page,pfn,present,"
+				    "ksm,zero,thp\r\n1,main,vol,7,50,1,0,0,0", &back, &n, err,
+				    sizeof err), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert(same_page(back, &sample_pages[1]));
+	free(back);
+	/* no pages at all */
+	ck_assert_int_eq(read_pages("# ksmkit-pages 1\nscan,process,region,page,pfn,present,ksm,"
+				    "zero,thp\n", &back, &n, err, sizeof err), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_null(back);
+}
+END_TEST
+
+#define PAGES_HEADER "# ksmkit-pages 1\nscan,process,region,page,pfn,present,ksm,zero,thp\n"
+
+static const struct {
+	const char *text, *error;
+} malformed_pages[] = {
+	{ "", "p.csv:1: not a ksmkit page partition (expected '# ksmkit-pages 1')" },
+	{ "# ksmkit-trace 1\n", "p.csv:1: not a ksmkit page partition (expected '# ksmkit-pages 1')" },
+	{ "# ksmkit-pages 2\n", "p.csv:1: unsupported page partition format version 2 (this ksmkit "
+			       "reads 1)" },
+	{ "# ksmkit-pages 1\n", "p.csv:2: expected the header 'scan,process,region,page,pfn,"
+			       "present,ksm,zero,thp'" },
+	{ "# ksmkit-pages 1\nscan,process,region,page,pfn\n", "p.csv:2: expected the header "
+	  "'scan,process,region,page,pfn,present,ksm,zero,thp'" },
+	{ PAGES_HEADER "1,main,buf,0,5,1,0,0\n", "p.csv:3: 8 fields, the header has 9" },
+	{ PAGES_HEADER "1,main,buf,0,5,1,0,0,0,0\n", "p.csv:3: 10 fields, the header has 9" },
+	{ PAGES_HEADER "x,main,buf,0,5,1,0,0,0\n", "p.csv:3: column scan: 'x' is not an unsigned "
+						  "integer" },
+	{ PAGES_HEADER "1,qemu,buf,0,5,1,0,0,0\n", "p.csv:3: column process: no process 'qemu'" },
+	{ PAGES_HEADER "1,main,heap,0,5,1,0,0,0\n", "p.csv:3: column region: no region 'heap'" },
+	{ PAGES_HEADER "1,main,buf,-1,5,1,0,0,0\n", "p.csv:3: column page: '-1' is not an "
+						   "unsigned integer" },
+	{ PAGES_HEADER "1,main,buf,0,18446744073709551616,1,0,0,0\n",
+	  "p.csv:3: column pfn: '18446744073709551616' is out of range" },
+	{ PAGES_HEADER "1,main,buf,0,5,1,0,2,0\n", "p.csv:3: column zero: '2' is not 0 or 1" },
+	{ PAGES_HEADER "1,main,buf,0,5,1,0,0,\n", "p.csv:3: column thp: '' is not 0 or 1" },
+	{ PAGES_HEADER "\n", "p.csv:3: empty line" },
+	{ PAGES_HEADER "1,main,buf,0,5,1,0,0,0\n# note\n", "p.csv:4: 1 field, the header has 9" },
+};
+
+START_TEST(test_pages_malformed)
+{
+	struct trace_page *pages = (struct trace_page *)1;
+	char err[256];
+	size_t n = 1;
+
+	ck_assert_int_eq(read_pages(malformed_pages[_i].text, &pages, &n, err, sizeof err), -1);
+	ck_assert_str_eq(err, malformed_pages[_i].error);
+	ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
+START_TEST(test_pages_append_grows)
+{
+	struct trace_page *pages = NULL;
+	size_t n = 0, cap = 0;
+
+	for (uint64_t i = 0; i < 3000; i++) {
+		struct trace_page p = { .scan = i / 1000, .page = i, .frame = i + 1,
+					.flags = TRACE_PAGE_PRESENT };
+
+		ck_assert_int_eq(trace_pages_append(&pages, &n, &cap, &p), 0);
+	}
+	ck_assert_uint_eq(n, 3000);
+	ck_assert_uint_ge(cap, 3000);
+	for (uint64_t i = 0; i < 3000; i++)
+		ck_assert(pages[i].page == i && pages[i].frame == i + 1 && pages[i].scan == i / 1000);
+	free(pages);
+}
+END_TEST
+
+START_TEST(test_pages_write_errors)
+{
+	FILE *out = fopen("/dev/full", "w");
+
+	ck_assert_ptr_nonnull(out);
+	errno = 0;
+	ck_assert_int_eq(trace_pages_write_csv(sample_pages, NSAMPLE_PAGES, &page_names, out), -1);
+	ck_assert_int_eq(errno, ENOSPC);
+	fclose(out);
+}
+END_TEST
+
 /* ---- suite --------------------------------------------------------------- */
 
 static Suite *trace_suite(void)
@@ -847,6 +1018,15 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_json_string_escaping);
 	tcase_add_test(tc, test_json_parses);
 	tcase_set_timeout(tc, 30);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("pages");
+	tcase_add_test(tc, test_pages_exact_text);
+	tcase_add_test(tc, test_pages_round_trip);
+	tcase_add_loop_test(tc, test_pages_malformed, 0,
+			    (int)(sizeof malformed_pages / sizeof malformed_pages[0]));
+	tcase_add_test(tc, test_pages_append_grows);
+	tcase_add_test(tc, test_pages_write_errors);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("write_errors");

@@ -975,7 +975,7 @@ static const struct bad_case bad_cases[] = {
 	  "t.wl:2: [global] time = 10d: expected a time such as 10s, 250ms, 2m" },
 	{ "[global]\ntime = 0s\n", "t.wl:2: [global] time = 0s: must be more than 0" },
 	{ "[global]\nscans = 3\nkernel = 5.4\n",
-	  "t.wl:3: [global] kernel = 5.4: expected 6.18, 6.10 or 6.1" },
+	  "t.wl:3: [global] kernel = 5.4: expected 6.18, 6.12, 6.10 or 6.1" },
 	{ "[global]\nsmart_scan = 0\nscans = 3\nkernel = 6.1\n",
 	  "t.wl:2: [global] smart_scan: kernel 6.1 has no such knob (it came in 6.7)" },
 	{ "[global]\nscans = 3\nkernel = 6.1\nadvisor_mode = none\n",
@@ -1284,9 +1284,9 @@ static const struct bad_case bad_cases[] = {
 	{ "[global]\nscans = 3\n[region \xff\xfe]\n",
 	  "t.wl:3: [region \\xff\\xfe]: names use only letters, digits, '_' and '-'" },
 	{ "[global]\nscans = 3\nkernel = \xc2\x9b" "6.1\n",
-	  "t.wl:3: [global] kernel = \\xc2\\x9b6.1: expected 6.18, 6.10 or 6.1" },
+	  "t.wl:3: [global] kernel = \\xc2\\x9b6.1: expected 6.18, 6.12, 6.10 or 6.1" },
 	{ "[global]\nscans = 3\nkernel = n\xc3\xa9\x07\n",
-	  "t.wl:3: [global] kernel = n\xc3\xa9\\x07: expected 6.18, 6.10 or 6.1" },
+	  "t.wl:3: [global] kernel = n\xc3\xa9\\x07: expected 6.18, 6.12, 6.10 or 6.1" },
 	{ "[glob\x7f" "al]\n", "t.wl:1: unknown section [glob\\x7fal] (expected [global], [region NAME], "
 	  "[writer NAME] or [event NAME])" },
 };
@@ -1322,23 +1322,64 @@ END_TEST
 
 START_TEST(kernel_semantics_from_a_release)
 {
+	static const struct {
+		const char *release;
+		int kernel; /* -1: no row models it */
+	} cases[] = {
+		{ "6.1.0-28-amd64", WL_KERNEL_6_1 }, { "6.10.14", WL_KERNEL_6_10 },
+		{ "6.11.0", WL_KERNEL_6_12 },        { "6.12.117+deb12-amd64", WL_KERNEL_6_12 },
+		{ "6.13.2", WL_KERNEL_6_12 },        { "6.14.0", WL_KERNEL_6_18 },
+		{ "6.18.0-rc3+", WL_KERNEL_6_18 },   { "7.0.1", WL_KERNEL_6_18 },
+		{ "6.6.58", -1 },                    { "5.15.0", -1 },
+		{ "linux", -1 },
+	};
 	enum wl_kernel k;
-	char why[200];
+	char why[300];
 
-	ck_assert_int_eq(wl_kernel_from_release("6.1.0-28-amd64", &k, why, sizeof(why)), 0);
-	ck_assert_int_eq(k, WL_KERNEL_6_1);
-	ck_assert_int_eq(wl_kernel_from_release("6.10.14", &k, why, sizeof(why)), 0);
-	ck_assert_int_eq(k, WL_KERNEL_6_10);
-	ck_assert_int_eq(wl_kernel_from_release("6.18.0-rc3+", &k, why, sizeof(why)), 0);
-	ck_assert_int_eq(k, WL_KERNEL_6_18);
-	ck_assert_int_eq(wl_kernel_from_release("6.11.0", &k, why, sizeof(why)), 0);
-	ck_assert_int_eq(k, WL_KERNEL_6_18);
-	ck_assert_int_eq(wl_kernel_from_release("7.0.1", &k, why, sizeof(why)), 0);
-	ck_assert_int_eq(k, WL_KERNEL_6_18);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = wl_kernel_from_release(cases[i].release, &k, why, sizeof(why));
+
+		ck_assert_msg(rc == (cases[i].kernel < 0 ? -1 : 0), "%s: %s", cases[i].release, why);
+		if (rc == 0)
+			ck_assert_msg((int)k == cases[i].kernel, "%s: %s", cases[i].release,
+				      wl_kernel_name(k));
+	}
 	ck_assert_int_eq(wl_kernel_from_release("6.6.58", &k, why, sizeof(why)), -1);
-	ck_assert_str_eq(why, "the simulator has no semantics for Linux 6.6.58: it models 6.1, "
-			      "6.10, and 6.11 or later (as 6.18)");
-	ck_assert_int_eq(wl_kernel_from_release("linux", &k, why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "the simulator has no semantics for Linux 6.6.58: it models "
+			      "6.14 or later (as 6.18), 6.11 to 6.13 (as 6.12), 6.10 and 6.1");
+}
+END_TEST
+
+/* Each row's columns say what its kernel does, and the names come from the rows. */
+START_TEST(kernel_rows_hold_each_difference)
+{
+	char choices[128];
+
+	ck_assert(!wl_kernel_row(WL_KERNEL_6_1)->checksum_first);
+	ck_assert(!wl_kernel_row(WL_KERNEL_6_10)->checksum_first);
+	ck_assert(wl_kernel_row(WL_KERNEL_6_12)->checksum_first);
+	ck_assert(wl_kernel_row(WL_KERNEL_6_18)->checksum_first);
+	ck_assert(!wl_kernel_row(WL_KERNEL_6_1)->unshares_zero_pages);
+	ck_assert(wl_kernel_row(WL_KERNEL_6_10)->unshares_zero_pages);
+	ck_assert(wl_kernel_row(WL_KERNEL_6_1)->fork_copies_counts);
+	ck_assert(!wl_kernel_row(WL_KERNEL_6_18)->fork_copies_counts);
+	ck_assert(!wl_kernel_has_prctl_merge(WL_KERNEL_6_1));
+	ck_assert(wl_kernel_has_prctl_merge(WL_KERNEL_6_12));
+	/* which files and lines exist: by release, from the since table */
+	ck_assert(!wl_kernel_exports(WL_KERNEL_6_1, "smart_scan", NULL));
+	ck_assert(wl_kernel_exports(WL_KERNEL_6_12, "smart_scan", NULL));
+	ck_assert(!wl_kernel_exports(WL_KERNEL_6_12, "ksm_merge_any", NULL));
+	ck_assert(wl_kernel_exports(WL_KERNEL_6_18, "ksm_merge_any", NULL));
+	ck_assert(!wl_kernel_exports_all(WL_KERNEL_6_12));
+	ck_assert(wl_kernel_exports_all(WL_KERNEL_6_18));
+	ck_assert_str_eq(wl_export_since("ksm_mergeable"), "6.14");
+	ck_assert_ptr_null(wl_export_since("pages_shared"));
+	ck_assert_int_eq(wl_kernel_lookup("6.12"), WL_KERNEL_6_12);
+	ck_assert_int_eq(wl_kernel_lookup("6.2"), -1);
+	ck_assert_str_eq(wl_kernel_choices(choices, sizeof(choices)), "6.18, 6.12, 6.10 or 6.1");
+	for (int k = 0; k < WL_KERNEL_COUNT; k++)
+		ck_assert_str_eq(wl_kernel_names()[k], wl_kernel_name((enum wl_kernel)k));
+	ck_assert_ptr_null(wl_kernel_names()[WL_KERNEL_COUNT]);
 }
 END_TEST
 
@@ -1375,6 +1416,7 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, print_given_keeps_only_given_knobs);
 	tcase_add_test(tc, kernel_6_1_has_only_its_knobs);
 	tcase_add_test(tc, kernel_semantics_from_a_release);
+	tcase_add_test(tc, kernel_rows_hold_each_difference);
 	tcase_add_test(tc, advisor_starts_from_min_pages);
 	tcase_add_test(tc, region_keys);
 	tcase_add_test(tc, writer_keys);

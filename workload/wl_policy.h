@@ -18,8 +18,8 @@
  * What is not here: KSM's own knobs (merge_across_nodes, the tree layout;
  * max_page_sharing, chains; smart_scan; use_zero_pages) are the kernel's one
  * implementation with a value, and live in the knob table (wl_knob_info);
- * kernel releases are rows of the simulator's semantics table. Only choices
- * between different implementations of one decision are policies.
+ * kernel releases are rows of the kernel table (WL_KERNELS, workload.h). Only
+ * choices between different implementations of one decision are policies.
  */
 #ifndef KSMKIT_WL_POLICY_H
 #define KSMKIT_WL_POLICY_H

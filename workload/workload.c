@@ -167,7 +167,6 @@ static int key_time(const struct keyctx *k, uint64_t *ns)
 
 /* --- [global] --------------------------------------------------------- */
 
-static const char *const kernel_names[] = { "6.18", "6.10", "6.1", NULL };
 /* the policies, from their lists (wl_policy.h) */
 static const char *const detector_names[] = { WL_DETECTORS(WL_POLICY_NAME) NULL };
 static const char *const thp_dirty_names[] = { WL_THP_DIRTY_POLICIES(WL_POLICY_NAME) NULL };
@@ -177,89 +176,9 @@ const char *wl_thp_dirty_name(enum wl_thp_dirty policy)
 	return thp_dirty_names[policy];
 }
 
-const char *wl_kernel_name(enum wl_kernel kernel)
-{
-	return kernel_names[kernel];
-}
-
 const char *wl_detector_name(enum wl_detector detector)
 {
 	return detector_names[detector];
-}
-
-/*
- * What came after 6.1, by release (major * 100 + minor), for the names of
- * knobs, counters and ksm_stat lines that older kernels lack. From the
- * kernels' own sources; 6.1 was checked in a guest (ksmkit run --guest).
- */
-static const struct since {
-	const char *name;
-	unsigned release;
-	const char *text; /* the release, as people write it */
-} since_table[] = {
-	{ "general_profit", 604, "6.4" },     { "ksm_process_profit", 604, "6.4" },
-	{ "pages_scanned", 606, "6.6" },      { "ksm_zero_pages", 606, "6.6" },
-	{ "smart_scan", 607, "6.7" },         { "pages_skipped", 607, "6.7" },
-	{ "advisor_mode", 608, "6.8" },       { "advisor_max_cpu", 608, "6.8" },
-	{ "advisor_min_pages_to_scan", 608, "6.8" }, { "advisor_max_pages_to_scan", 608, "6.8" },
-	{ "advisor_target_scan_time", 608, "6.8" },
-	{ "ksm_merge_any", 614, "6.14" },     { "ksm_mergeable", 614, "6.14" },
-};
-
-/* The release each semantics stands for, in since_table's units. */
-static unsigned kernel_release(enum wl_kernel kernel)
-{
-	switch (kernel) {
-	case WL_KERNEL_6_1: return 601;
-	case WL_KERNEL_6_10: return 610;
-	case WL_KERNEL_6_18: break;
-	}
-	return 618;
-}
-
-bool wl_kernel_exports(enum wl_kernel kernel, const char *name, const char **since)
-{
-	for (size_t i = 0; i < sizeof(since_table) / sizeof(since_table[0]); i++) {
-		if (strcmp(since_table[i].name, name) != 0)
-			continue;
-		if (since)
-			*since = since_table[i].text;
-		return kernel_release(kernel) >= since_table[i].release;
-	}
-	return true;
-}
-
-bool wl_kernel_has_knob(enum wl_kernel kernel, enum wl_knob knob)
-{
-	return wl_kernel_exports(kernel, wl_knob_info(knob)->name, NULL);
-}
-
-bool wl_kernel_has_prctl_merge(enum wl_kernel kernel)
-{
-	return kernel_release(kernel) >= 604;
-}
-
-int wl_kernel_from_release(const char *release, enum wl_kernel *kernel, char *why,
-			   size_t whylen)
-{
-	unsigned major, minor;
-
-	if (!release || sscanf(release, "%u.%u", &major, &minor) != 2) {
-		snprintf(why, whylen, "cannot read a kernel version in '%s'", release ? release : "");
-		return -1;
-	}
-	if (major > 6 || (major == 6 && minor >= 11))
-		*kernel = WL_KERNEL_6_18;
-	else if (major == 6 && minor == 10)
-		*kernel = WL_KERNEL_6_10;
-	else if (major == 6 && minor == 1)
-		*kernel = WL_KERNEL_6_1;
-	else {
-		snprintf(why, whylen, "the simulator has no semantics for Linux %s: it models 6.1, "
-			 "6.10, and 6.11 or later (as 6.18)", release);
-		return -1;
-	}
-	return 0;
 }
 
 static void set_default_knobs(struct workload *wl)
@@ -310,7 +229,10 @@ static int global_key(const struct keyctx *k, struct workload *wl, bool *have_sc
 		return wl->description ? 0 : -1;
 	}
 	if (strcmp(key, "kernel") == 0) {
-		if ((v = key_word(k, kernel_names, "6.18, 6.10 or 6.1")) < 0)
+		char choices[128];
+
+		if ((v = key_word(k, wl_kernel_names(),
+				  wl_kernel_choices(choices, sizeof(choices)))) < 0)
 			return -1;
 		wl->kernel = (enum wl_kernel)v;
 		return 0;
@@ -1354,6 +1276,7 @@ static struct workload *new_workload(const char *name)
 		return NULL;
 	}
 	wl->seed = 1;
+	wl->kernel = WL_KERNEL_DEFAULT;
 	wl->timeout_ns = UINT64_C(300) * 1000000000;
 	set_default_knobs(wl);
 	return wl;

@@ -39,14 +39,62 @@
 #define WL_MAX_REGION_PAGES (UINT64_C(1) << 32) /* 16 TiB */
 #define WL_MAX_SCANS (UINT64_C(1) << 32)
 
-/* Which kernel's KSM semantics the simulator follows. */
+/*
+ * The kernel releases whose KSM the simulator follows: one row each, and
+ * every behaviour that differs between them a column (struct wl_kernel_row,
+ * wl_kernels.c). Behaviour code reads the row; it never compares versions.
+ * Following a new release is one line here plus its tests
+ * (docs/adding-a-kernel.md). Columns, in order:
+ *   ID, name (what `kernel =` takes and traces say), release (major * 100 +
+ *   minor: which knobs, counters and ksm_stat lines exist, from the table of
+ *   when each came), first and last release it stands for (0: no end),
+ *   checksum_first, unshares_zero_pages, fork_copies_counts, prctl_merge
+ *   (struct wl_kernel_row says what each means), and a line of doc.
+ * Newest first: the first row is the default, WL_KERNEL_DEFAULT (so a
+ * zeroed configuration follows it too).
+ */
+#define WL_KERNELS(X)                                                                        \
+	X(6_18, "6.18", 618, 614, 0, true, true, false, true,                                \
+	  "checksum before the stable search; this project's host kernel")                   \
+	X(6_12, "6.12", 612, 611, 613, true, true, false, true,                              \
+	  "checksum before the stable search; no ksm_merge_any/ksm_mergeable lines")         \
+	X(6_10, "6.10", 610, 610, 610, false, true, false, true,                             \
+	  "stable search before the checksum (the order before 6.11)")                       \
+	X(6_1, "6.1", 601, 601, 601, false, false, true, false,                              \
+	  "stable search before the checksum; no smart_scan, advisor, zero-page counts, "    \
+	  "general_profit or PR_SET_MEMORY_MERGE; fork copies the per-mm counts")
+
+/* Which kernel's KSM semantics the simulator follows: WL_KERNEL_6_18, ... */
 enum wl_kernel {
-	WL_KERNEL_6_18, /* checksum before stable search; the default (6.11 and later) */
-	WL_KERNEL_6_10, /* stable search before the checksum */
-	WL_KERNEL_6_1,  /* as 6.10, with only what 6.1 has: no smart_scan, advisor,
-			   pages_scanned, pages_skipped, ksm_zero_pages, general_profit,
-			   ksm_process_profit or PR_SET_MEMORY_MERGE */
+#define WL_KERNEL_ENUM(id, ...) WL_KERNEL_##id,
+	WL_KERNELS(WL_KERNEL_ENUM)
+#undef WL_KERNEL_ENUM
+	WL_KERNEL_COUNT
 };
+#define WL_KERNEL_DEFAULT WL_KERNEL_6_18
+
+/* One kernel release's KSM, as far as the simulator's counters can tell. */
+struct wl_kernel_row {
+	const char *name;        /* "6.18": the kernel = value, and traces' kernel */
+	unsigned release;        /* 618: knobs, counters and ksm_stat lines are those of this release */
+	unsigned first, last;    /* the releases it models (wl_kernel_from_release); last 0: any later */
+	bool checksum_first;     /* 6.11+: a page not yet KSM passes the checksum test before the
+				    stable tree is searched (before, a first visit could join a KSM page) */
+	bool unshares_zero_pages; /* 6.6+: unmerging also replaces KSM-placed zero pages */
+	bool fork_copies_counts; /* before the late-2025 fix: a fork child starts with its parent's
+				    ksm_rmap_items and ksm_merging_pages */
+	bool prctl_merge;        /* 6.4+: prctl(PR_SET_MEMORY_MERGE) */
+	const char *doc;         /* one line: what sets it apart */
+};
+
+/* The row of @kernel (a valid enum value). */
+const struct wl_kernel_row *wl_kernel_row(enum wl_kernel kernel);
+/* The kernel named @name ("6.12"), or -1. */
+int wl_kernel_lookup(const char *name);
+/* "6.1, 6.10, 6.12 or 6.18", for messages. Returns @buf. */
+const char *wl_kernel_choices(char *buf, size_t len);
+/* Every kernel name, NULL-terminated, in the table's order. */
+const char *const *wl_kernel_names(void);
 
 /* The simulator's policies chosen by name: enum wl_detector (how it decides
  * a page is volatile) and enum wl_thp_dirty (dirty bits of PMD-mapped THPs),
@@ -321,6 +369,10 @@ const char *wl_kernel_name(enum wl_kernel kernel);
  */
 bool wl_kernel_exports(enum wl_kernel kernel, const char *name, const char **since);
 bool wl_kernel_has_knob(enum wl_kernel kernel, enum wl_knob knob);
+/* Whether @kernel has every knob, counter and line the table knows. */
+bool wl_kernel_exports_all(enum wl_kernel kernel);
+/* The release that added @name ("6.7"), or NULL for names every kernel has. */
+const char *wl_export_since(const char *name);
 /* Whether @kernel has prctl(PR_SET_MEMORY_MERGE) (6.4 and later). */
 bool wl_kernel_has_prctl_merge(enum wl_kernel kernel);
 
@@ -357,8 +409,9 @@ enum wl_knob_rule wl_knob_store_check(enum wl_knob knob, uint64_t value, bool ad
 
 /*
  * The semantics that model the kernel whose `uname -r` is @release
- * ("6.1.0-28-amd64", "6.18.2"): 6.1.x, 6.10.x, and 6.11 or later (as 6.18).
- * Returns 0, or -1 with a reason in @why for a release no semantics models.
+ * ("6.1.0-28-amd64", "6.18.2"): the row whose first..last holds it (6.1.x,
+ * 6.10.x, 6.11 to 6.13 as 6.12, 6.14 or later as 6.18). Returns 0, or -1
+ * with a reason in @why for a release no row models.
  */
 int wl_kernel_from_release(const char *release, enum wl_kernel *kernel, char *why,
 			   size_t whylen);

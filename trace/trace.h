@@ -1,16 +1,25 @@
 /*
- * trace.h - what a run produced: one row per full scan (optionally per batch)
- * of every KSM counter, the same struct from the simulator and the backend.
+ * trace.h - the trace stage: what a run produced, the same structs from the
+ * simulator and the backend, and their file formats. It is the pivot between
+ * the engines (sim/, backend/, guest/) and what reads their results
+ * (compare/, plots/, sweep/, the cli).
  *
- * A row holds every counter of /sys/kernel/mm/ksm under its own name (plus
- * the pages_to_scan knob, which the advisor changes), each process's
- * /proc/PID/ksm_stat fields, the scan and batch numbers, and time in ns since
- * the run started (simulated by the simulator, measured by the backend; the
- * trace says which). Event outcomes (a knob store answered EBUSY, say) are
- * kept beside the rows. This module owns the in-memory trace and its file
- * formats: CSV (written and read back, a format version in the first line,
- * units in column names) and JSON (written). It does not know how the numbers
- * were obtained, nor how two traces are compared.
+ * A trace holds one row per full scan (optionally per batch) of every
+ * counter of /sys/kernel/mm/ksm under its own name (plus the pages_to_scan
+ * knob, which the advisor changes), each process's /proc/PID/ksm_stat
+ * fields, the scan and batch numbers, and time in ns since the run started
+ * (simulated by the simulator, measured by the backend; the trace says
+ * which). Event outcomes (a knob store answered EBUSY, say) are kept beside
+ * the rows. A page partition (struct trace_page) says which virtual pages
+ * share one physical page after each scan. This library (libksmtrace) owns
+ * both in memory and their formats: trace CSV (written and read back, a
+ * format version in the first line, units in column names), trace JSON
+ * (written), page-partition CSV (written and read back). It does not know
+ * how the numbers were obtained, nor how two runs are compared (compare.h).
+ *
+ * Files: trace.c (the model, names, equality), trace_csv_write.c,
+ * trace_json.c, trace_csv_read.c, trace_pages.c (partitions and their CSV),
+ * trace_io.c (checked output and CSV reading they share).
  */
 #ifndef KSMKIT_TRACE_H
 #define KSMKIT_TRACE_H
@@ -157,5 +166,66 @@ int trace_vfail_at(char *err, size_t errlen, const char *name, size_t lineno, co
  * neither survives a CSV round trip.
  */
 bool trace_equal(const struct trace *a, const struct trace *b);
+
+/* ---- page partitions ------------------------------------------------------- */
+
+/*
+ * Which virtual pages share one physical page: after a full scan, every
+ * page of every live process's regions with the frame it maps, in capture
+ * order. The simulator produces it from its frames, the backend from
+ * /proc/PID/pagemap and /proc/kpageflags (in a guest too); compare/ diffs
+ * two of them as classes of pages sharing a frame, sweep/ counts KSM pages
+ * per NUMA node from them. The flags' values are also the guest's wire
+ * format (guest/kg_proto.h).
+ */
+#define TRACE_PAGE_PRESENT 0x1u /* a page is mapped (frame is valid) */
+#define TRACE_PAGE_KSM 0x2u     /* a KSM page: the kernel's KPF_KSM (kernel only) */
+#define TRACE_PAGE_ZERO 0x4u    /* KSM's zero page (use_zero_pages), shared by definition */
+#define TRACE_PAGE_THP 0x8u     /* part of a transparent huge page (kernel only) */
+
+struct trace_page {
+	uint64_t scan;   /* captured after this full scan */
+	uint32_t proc;   /* the workload's process index */
+	uint32_t region; /* the workload's region index */
+	uint64_t page;   /* page index in the region */
+	uint64_t frame;  /* the physical page: its pfn on the kernel (0 when not present,
+			    or not root), the simulator's frame id (0 for the zero page) */
+	uint32_t flags;  /* TRACE_PAGE_* */
+};
+
+/* What a partition's process and region indices name (a workload's, in order). */
+struct trace_page_names {
+	const char *const *proc;
+	size_t nprocs;
+	const char *const *region;
+	size_t nregions;
+};
+
+/*
+ * Append a copy of @page to *@pages (holding *@n of room for *@cap), growing
+ * it by doubling. Returns 0, or -1 when out of memory, leaving it unchanged.
+ */
+int trace_pages_append(struct trace_page **pages, size_t *n, size_t *cap,
+		       const struct trace_page *page);
+
+/*
+ * A partition as CSV, with process and region names from @names (every
+ * page's indices must be within it):
+ *   # ksmkit-pages 1
+ *   scan,process,region,page,pfn,present,ksm,zero,thp
+ * one line a page, the flags as 0 or 1; pfn is the frame, from either
+ * engine. Returns 0, or -1 on an output error (errno set); flushes @out.
+ */
+int trace_pages_write_csv(const struct trace_page *pages, size_t n,
+			  const struct trace_page_names *names, FILE *out);
+
+/*
+ * Read a partition written by trace_pages_write_csv, names mapped back to
+ * indices through @names. Returns 0 with a new array in *@out (NULL for no
+ * pages; the caller frees it) and its length in *@n, or -1 with
+ * "NAME:LINE: what is wrong" in @err (NAME is @name).
+ */
+int trace_pages_read_csv(FILE *in, const char *name, const struct trace_page_names *names,
+			 struct trace_page **out, size_t *n, char *err, size_t errlen);
 
 #endif
