@@ -13,7 +13,10 @@
  * and may be merged only to be broken by its next write (the merge itself
  * stays safe: it compares the bytes). So the sample must learn which pages
  * it misjudges, and it can learn only from what it sees: the whole page now
- * and then.
+ * and then. The merge cannot teach it: its memcmp compares the bytes as they
+ * are, so a page merged right after a write the sample missed merges
+ * correctly (and in the simulator, where a step is atomic, that memcmp never
+ * fails after a search found the same bytes).
  *
  * The rule. Each item has a trust t from 0 to 3 and the whole page's
  * checksum at the last visit that read the whole page (its audit).
@@ -24,8 +27,8 @@
  *    16 words (one every 256 bytes) from t = 2, the words at multiples of the
  *    stride, so a sample holds the sparser ones' words; the hash is the low
  *    32 bits of xxh64 (seed 0) over them in address order. Every 2^t-th visit
- *    since the last audit is an audit again: the whole page, besides the
- *    sample.
+ *    since the last audit is an audit again: it reads the whole page instead
+ *    of the sample.
  *  - An audit, or a t = 0 visit, that finds the page unchanged since the
  *    last audit raises t by one (at most 3): the next sample is sparser and
  *    the next audit further away (every 2nd, 4th, then 8th visit).
