@@ -32,6 +32,10 @@
  * changes a counter is.
  *
  * Ids: index 0 of every pool is unused, so 0 means "none".
+ *
+ * A field added to any struct here is described in sim_fields.h (state,
+ * observed or cache, and how the model checker folds it), or hashing,
+ * equality and the model checker's fingerprint will not see it.
  */
 #ifndef KSMKIT_SIM_INTERNAL_H
 #define KSMKIT_SIM_INTERNAL_H

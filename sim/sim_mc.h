@@ -5,11 +5,11 @@
  * ksm_thread_mutex is taken.
  *
  * An explicit-state search visits millions of states per minute, so these
- * are the fast paths of sim_clone() and sim_hash() (implemented in
- * sim_state.c, beside them): sim_clone_into() reuses the destination's
- * buffers, snapshots are one flat buffer (a search frontier holds millions),
- * and sim_fingerprint() hashes fields straight into XXH3 without building the
- * image that sim_hash() builds. None of them prints or aborts on bad input.
+ * are the fast paths of sim_clone() and sim_hash(): sim_clone_into() reuses
+ * the destination's buffers and snapshots are one flat buffer (a search
+ * frontier holds millions), both in sim_mc.c; sim_fingerprint() walks the
+ * state description (sim_fields.h) straight into XXH3, in sim_image.c beside
+ * the image sim_hash() hashes. None of them prints or aborts on bad input.
  */
 #ifndef KSMKIT_SIM_MC_H
 #define KSMKIT_SIM_MC_H

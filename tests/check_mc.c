@@ -215,6 +215,45 @@ START_TEST(t05_fingerprint_abstracts_only_what_it_says)
 }
 END_TEST
 
+/*
+ * The roles of sim_fields.h: a cache changes neither the image nor the
+ * fingerprint, what only observes changes the image alone, state both.
+ */
+START_TEST(t17_each_role_reaches_what_sim_fields_says)
+{
+	struct sim *s = machine(12), *c = machine(12);
+	uint32_t cached = 0;
+
+	for (int i = 0; i < 40; i++)
+		sim_ksmd_step(s);
+	for (uint32_t f = 1; f < s->nframes && !cached; f++)
+		if (s->frame[f].mapcount && (s->frame[f].flags & FRAME_CSUM_VALID))
+			cached = f;
+	ck_assert_uint_ne(cached, 0);
+	ck_assert_int_eq(sim_clone_into(c, s), 0);
+	/* CACHE: the checksum cache, dropped */
+	c->frame[cached].flags &= (uint8_t)~FRAME_CSUM_VALID;
+	c->frame[cached].checksum ^= 0x5a5a;
+	ck_assert(sim_equal(s, c));
+	ck_assert_uint_eq(sim_hash(s), sim_hash(c));
+	ck_assert_uint_eq(sim_fingerprint(s), sim_fingerprint(c));
+	/* OBSERVED: clocks and the work done */
+	c->now_ns += 1000;
+	c->work.visits += 3;
+	c->batches++;
+	ck_assert(!sim_equal(s, c));
+	ck_assert_uint_ne(sim_hash(s), sim_hash(c));
+	ck_assert_uint_eq(sim_fingerprint(s), sim_fingerprint(c));
+	/* STATE: a knob */
+	ck_assert_int_eq(sim_clone_into(c, s), 0);
+	c->knobs.value[WL_KNOB_MAX_PAGE_SHARING]++;
+	ck_assert(!sim_equal(s, c));
+	ck_assert_uint_ne(sim_fingerprint(s), sim_fingerprint(c));
+	sim_free(s);
+	sim_free(c);
+}
+END_TEST
+
 /* A detector's state per rmap_item (partial hashing keeps 12 bytes) is state. */
 START_TEST(t15_a_detectors_item_state_is_cloned_saved_and_fingerprinted)
 {
@@ -571,6 +610,7 @@ static Suite *mc_suite(void)
 	tcase_add_test(tc, t04_copies_between_machines_of_other_sizes);
 	tcase_add_test(tc, t05_fingerprint_abstracts_only_what_it_says);
 	tcase_add_test(tc, t15_a_detectors_item_state_is_cloned_saved_and_fingerprinted);
+	tcase_add_test(tc, t17_each_role_reaches_what_sim_fields_says);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("search");
 	tcase_set_timeout(tc, 120);

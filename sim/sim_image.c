@@ -1,0 +1,242 @@
+/*
+ * sim_image.c - the simulated machine as bytes: one walk over the state
+ * description (sim_fields.h) that writes either the canonical image, which
+ * sim_hash() hashes and sim_equal() compares, or the model checker's
+ * fingerprint, which leaves out what only observes and folds what the
+ * checker abstracts away (sim_mc.h).
+ *
+ * Values are written one field at a time, one word each, never as raw
+ * structs (padding and inactive union members are not state). The walk is
+ * inlined into each of its two users with its mode a constant, so the
+ * fingerprint, which the model checker takes of every state it generates,
+ * pays for no field it leaves out.
+ */
+#include "sim_fields.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "sim_mc.h"
+
+enum walk_mode { WALK_IMAGE, WALK_FINGERPRINT };
+
+/*
+ * Where the walk writes: one 64-bit word per field, so the stream is
+ * canonical (the first field two states differ in is the same word of
+ * both). Full blocks of words are hashed (XXH3, chained through the seed)
+ * or, for an image to compare, appended to a buffer that grows. Words, not
+ * bytes: a byte store may alias the machine being read and would make the
+ * walk reload it; packing fields into words costs more in branches than
+ * the longer stream costs XXH3 (bench-mc, measured both ways).
+ */
+#define SINK_WORDS 128u
+
+struct sink {
+	uint64_t word[SINK_WORDS];
+	unsigned n;
+	uint64_t hash;
+	bool grows, oom;
+	uint64_t *image; /* grows: every full block so far */
+	size_t image_words, image_cap;
+};
+
+static void sink_init(struct sink *k, bool grows)
+{
+	k->n = 0;
+	k->hash = 0;
+	k->grows = grows;
+	k->oom = false;
+	k->image = NULL;
+	k->image_words = k->image_cap = 0;
+}
+
+/* word[] is full: hash it, or move it into the image. */
+static void sink_flush(struct sink *k)
+{
+	if (!k->grows) {
+		k->hash = XXH3_64bits_withSeed(k->word, k->n * sizeof(k->word[0]), k->hash);
+	} else if (!k->oom) {
+		if (k->image_words + k->n > k->image_cap) {
+			size_t cap = k->image_cap ? 2 * k->image_cap : 4 * SINK_WORDS;
+			uint64_t *b = realloc(k->image, cap * sizeof(*b));
+
+			if (!b) {
+				k->oom = true;
+				k->n = 0;
+				return;
+			}
+			k->image = b;
+			k->image_cap = cap;
+		}
+		memcpy(k->image + k->image_words, k->word, k->n * sizeof(k->word[0]));
+		k->image_words += k->n;
+	}
+	k->n = 0;
+}
+
+static inline __attribute__((always_inline)) void sink_word(struct sink *k, uint64_t w)
+{
+	k->word[k->n++] = w;
+	if (k->n == SINK_WORDS)
+		sink_flush(k);
+}
+
+static inline uint64_t double_bits(double d)
+{
+	uint64_t w;
+
+	memcpy(&w, &d, sizeof(w));
+	return w;
+}
+
+/*
+ * A field's value as one word: the bits it holds (a double's too), the
+ * word's upper bits zero whatever the field's sign.
+ */
+#define FIELD_WORD(v)                                                                   \
+	(_Generic((v), double: double_bits((double)(v)), default: (uint64_t)(v)) &      \
+	 (sizeof(v) >= 8 ? ~UINT64_C(0) : (UINT64_C(1) << ((8 * sizeof(v)) & 63)) - 1))
+
+/* Hash or keep what is left. */
+static void sink_finish(struct sink *k)
+{
+	if (k->n)
+		sink_flush(k);
+}
+
+/* --- roles and folds (sim_fields.h) ----------------------------------------- */
+
+#define IN_IMAGE_STATE 1
+#define IN_IMAGE_OBSERVED 1
+#define IN_IMAGE_CACHE 0
+#define IN_FINGERPRINT_STATE 1
+#define IN_FINGERPRINT_OBSERVED 0
+#define IN_FINGERPRINT_CACHE 0
+
+#define FOLD_KEEP(s, v) (v)
+#define FOLD_AGE(s, v) ((v) < SIM_AGE_FOLD ? (v) : SIM_AGE_FOLD)
+#define FOLD_SEQNR(s, v) ((uint8_t)((s)->scan.seqnr - (v)))
+#define FOLD_ADVISOR(s, v) (v)
+
+#define FOLD_KEEPS_KEEP(s) 1
+#define FOLD_KEEPS_AGE(s) 1
+#define FOLD_KEEPS_SEQNR(s) 1
+#define FOLD_KEEPS_ADVISOR(s) ((s)->knobs.value[WL_KNOB_ADVISOR_MODE] != WL_ADVISOR_NONE)
+
+/* Is a field of @role (folded by @fold) written in @mode? */
+#define WRITTEN(mode, role, fold, s)                                                    \
+	((mode) == WALK_IMAGE ? IN_IMAGE_##role : (IN_FINGERPRINT_##role && FOLD_KEEPS_##fold(s)))
+
+#define PUT_FIELD(k, mode, s, value, role, fold)                                        \
+	do {                                                                            \
+		if (WRITTEN(mode, role, fold, s)) {                                     \
+			const __typeof__(value) v_ = (mode) == WALK_FINGERPRINT       \
+				? (__typeof__(value))FOLD_##fold(s, (value)) : (value); \
+			sink_word(k, FIELD_WORD(v_));                                    \
+		}                                                                       \
+	} while (0)
+
+#define WALK_MACHINE_FIELD(name, value, count, role, fold)                              \
+	for (uint32_t i = 0; i < (uint32_t)(count); i++)                                \
+		PUT_FIELD(k, mode, s, value, role, fold);
+
+#define WALK_RECORD_FIELD(name, value, when, role, fold)                                \
+	if (when)                                                                       \
+		PUT_FIELD(k, mode, s, value, role, fold);
+
+#define WALK_RECORD_BYTES(name, pointer, bytes, when, role)                             \
+	if ((when) && WRITTEN(mode, role, KEEP, s))                                     \
+		sink_bytes(k, pointer, bytes);
+
+#define WALK_RECORDS(type, pool, first, count, FIELDS)                                  \
+	for (uint32_t id = (first); id < (count); id++) {                               \
+		const type *r = &s->pool[id];                                           \
+                                                                                        \
+		FIELDS(WALK_RECORD_FIELD, WALK_RECORD_BYTES)                            \
+	}
+
+/* @n bytes at @at, 8 a word (the last one zero-padded). */
+static inline __attribute__((always_inline)) void sink_bytes(struct sink *k, const uint8_t *at,
+							     uint32_t n)
+{
+	for (uint32_t done = 0; done < n; done += 8) {
+		uint64_t w = 0;
+
+		memcpy(&w, at + done, n - done < 8 ? n - done : 8);
+		sink_word(k, w);
+	}
+}
+
+/* Write @s into @k as @mode says: the machine's fields, then every record. */
+static inline __attribute__((always_inline)) void walk(const struct sim *s, struct sink *k,
+						       const enum walk_mode mode)
+{
+	SIM_MACHINE_FIELDS(WALK_MACHINE_FIELD)
+	SIM_RECORDS(WALK_RECORDS)
+	sink_finish(k);
+}
+
+/* --- the image: hash and equality ----------------------------------------------- */
+
+uint64_t sim_hash(const struct sim *s)
+{
+	struct sink k;
+
+	sink_init(&k, false);
+	walk(s, &k, WALK_IMAGE);
+	return k.hash;
+}
+
+/*
+ * Frames whose images are equal name equal bytes by their hash: are the
+ * bytes really equal?
+ */
+static bool frame_contents_equal(const struct sim *a, const struct sim *b)
+{
+	uint8_t pa[CONTENT_PAGE_SIZE], pb[CONTENT_PAGE_SIZE];
+
+	for (uint32_t i = 1; i < a->nframes; i++) {
+		uint64_t ta = a->frame[i].content, tb = b->frame[i].content;
+
+		if (!a->frame[i].mapcount)
+			continue;
+		if (!sim_content_is_patched(ta) && !sim_content_is_patched(tb)) {
+			if (ta != tb)
+				return false;
+			continue;
+		}
+		sim_content_materialize(&a->content, ta, pa);
+		sim_content_materialize(&b->content, tb, pb);
+		if (memcmp(pa, pb, sizeof(pa)) != 0)
+			return false;
+	}
+	return true;
+}
+
+bool sim_equal(const struct sim *a, const struct sim *b)
+{
+	struct sink ia, ib;
+	bool same;
+
+	sink_init(&ia, true);
+	sink_init(&ib, true);
+	walk(a, &ia, WALK_IMAGE);
+	walk(b, &ib, WALK_IMAGE);
+	same = !ia.oom && !ib.oom && ia.image_words == ib.image_words &&
+	       memcmp(ia.image, ib.image, ia.image_words * sizeof(ia.image[0])) == 0;
+	free(ia.image);
+	free(ib.image);
+	return same && frame_contents_equal(a, b);
+}
+
+/* --- the fingerprint (sim_mc.h) ----------------------------------------------------- */
+
+uint64_t sim_fingerprint(const struct sim *s)
+{
+	struct sink k;
+
+	sink_init(&k, false);
+	walk(s, &k, WALK_FINGERPRINT);
+	return k.hash;
+}
