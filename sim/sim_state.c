@@ -573,6 +573,8 @@ static void image_processes(struct image *im, const struct sim *s)
 		PUT(im, a->dirty_tracking);
 		PUT(im, a->anon_vma);
 		PUT(im, a->dead);
+		PUT(im, a->prot);
+		PUT(im, a->uffd_wp);
 	}
 }
 
@@ -1141,7 +1143,8 @@ static void fp_processes(struct fingerprint *f, const struct sim *s)
 		fp_put(f, pack32(a->slot, a->node));
 		fp_put(f, a->nitems);
 		fp_put(f, (uint64_t)a->thp | (uint64_t)a->dirty_tracking << 8 |
-				  (uint64_t)a->anon_vma << 16 | (uint64_t)a->dead << 24);
+				  (uint64_t)a->anon_vma << 16 | (uint64_t)a->dead << 24 |
+				  (uint64_t)a->prot << 32 | (uint64_t)a->uffd_wp << 40);
 	}
 }
 

@@ -2,9 +2,10 @@
  * check_backend.c - Check suites for backend/ on this machine's real KSM.
  *
  * ksm_tests: the kernel's own tests (tools/testing/selftests/mm/ksm_tests.c
- *   -M, -U, -Z 0/1, -N, -P, -C, -D, -H, and ksm_functional_tests.c's unmerge
- *   and prctl cases) as workloads, each asserting the counters the semantics
- *   predict (KSM-SEMANTICS.md), not just "something merged".
+ *   -M, -U, -Z 0/1, -N, -P, -C, -D, -H, and ksm_functional_tests.c's unmerge,
+ *   discard (MADV_DONTNEED), PROT_NONE, uffd-wp, prctl and exec cases) as
+ *   workloads, each asserting the counters the semantics predict
+ *   (KSM-SEMANTICS.md), not just "something merged".
  * lockstep: events between scans (fork, munmap, registration order, a knob
  *   answered EBUSY, run = 2 with the workload's own scan count), writers
  *   drawing the same pages the simulator draws, --per-batch rows, continuous
@@ -812,12 +813,12 @@ START_TEST(test_functional_unmerge)
 		"[global]\nscans = 3\npages_to_scan = 5000\nsleep_millisecs = 10\n"
 		"[region map]\nsize = 2m\nfill = same\nvalue = 0x4f4f4f4f4f4f4f4f\n"
 		"[event unmerge]\nat = after-scan:2\naction = unmerge\nregion = map\n",
-		/* half of it discarded first (pte_none entries in the range) */
+		/* half of it discarded first (MADV_DONTNEED: pte_none entries in the range) */
 		"[global]\nscans = 3\npages_to_scan = 5000\nsleep_millisecs = 10\n"
 		"[region map]\nsize = 2m\nfill = same\nvalue = 0x4f4f4f4f4f4f4f4f\n"
-		"[event discard]\nat = after-scan:2\naction = unmap\nregion = map\npages = 0-255\n"
-		"[event unmerge]\nat = after-scan:2\naction = unmerge\nregion = map\n"
-		"pages = 256-511\n",
+		"[event discard]\nat = after-scan:2\naction = discard\nregion = map\n"
+		"pages = 0-255\n"
+		"[event unmerge]\nat = after-scan:2\naction = unmerge\nregion = map\n",
 	};
 
 	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
@@ -837,6 +838,139 @@ START_TEST(test_functional_unmerge)
 		kb_result_free(&res);
 		wl_free(wl);
 	}
+}
+END_TEST
+
+/* The row of @res for scan @scan has the discarded half's pages absent. */
+static size_t absent_pages(const struct kb_result *res, uint64_t scan)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < res->npages; i++)
+		n += res->pages[i].scan == scan && !(res->pages[i].flags & TRACE_PAGE_PRESENT);
+	return n;
+}
+
+/* test_unmerge_discarded's MADV_DONTNEED: the discarded PTEs are none at once,
+ * their items linger until ksmd passes, and a touch reads zeros. */
+START_TEST(test_functional_discard)
+{
+	struct workload *wl = parse("[global]\nscans = 4\npages_to_scan = 5000\n"
+				    "sleep_millisecs = 10\n"
+				    "[region map]\npages = 64\nfill = same\nvalue = 7\n"
+				    "[event discard]\nat = after-scan:2\naction = discard\n"
+				    "region = map\npages = 0-31\n"
+				    "[event touch]\nat = after-scan:3\naction = write\nregion = map\n"
+				    "pages = 0-1\nvalue = 0\noffset = 8\n");
+	struct kb_options opt;
+	struct kb_result res;
+
+	kb_options_init(&opt);
+	opt.pages = KB_PAGES_EVERY_SCAN;
+	run_checked(wl, &opt, &res);
+	CHECK_ROWS(&res, { 2, TRACE_PAGES_SHARING, 63 }, { 3, TRACE_PAGES_SHARED, 1 },
+		   { 3, TRACE_PAGES_SHARING, 31 }, { 4, TRACE_PAGES_VOLATILE, 2 });
+	ck_assert_int_eq(proc_field(&res, 3, "main", TRACE_KSM_RMAP_ITEMS), 32);
+	ck_assert_int_eq(absent_pages(&res, 3), 32);
+	ck_assert_int_eq(absent_pages(&res, 4), 30);
+	kb_result_free(&res);
+	wl_free(wl);
+}
+END_TEST
+
+/* test_prot_none: PROT_NONE pages merge; writes through /proc/PID/mem
+ * (FOLL_FORCE) break COW on one half, MADV_UNMERGEABLE the other. */
+START_TEST(test_functional_prot_none)
+{
+	struct workload *wl = parse("[global]\nscans = 3\npages_to_scan = 5000\n"
+				    "sleep_millisecs = 10\n"
+				    "[region map]\nsize = 2m\nfill = same\nvalue = 0x1111111111111111\n"
+				    "[event none]\nat = after-scan:0\naction = protect\nregion = map\n"
+				    "prot = none\n"
+				    "[event poke]\nat = after-scan:2\naction = write\nregion = map\n"
+				    "pages = 0-255\nvalue = fresh\n"
+				    "[event unmerge]\nat = after-scan:2\naction = unmerge\n"
+				    "region = map\npages = 256-511\n");
+	struct kb_options opt;
+	struct kb_result res;
+
+	kb_options_init(&opt);
+	opt.pages = KB_PAGES_EVERY_SCAN;
+	run_checked(wl, &opt, &res);
+	CHECK_ROWS(&res, { 2, TRACE_PAGES_SHARED, 2 }, { 2, TRACE_PAGES_SHARING, 510 },
+		   { 3, TRACE_PAGES_SHARED, 0 }, { 3, TRACE_PAGES_SHARING, 0 });
+	ck_assert(maps_duplicates(&res, 2));
+	ck_assert(!maps_duplicates(&res, 3));
+	kb_result_free(&res);
+	wl_free(wl);
+}
+END_TEST
+
+/* test_unmerge_uffd_wp: MADV_UNMERGEABLE of a userfaultfd write-protected range
+ * still unmerges (or the kernel lacks the feature: skipped, saying so). */
+START_TEST(test_functional_uffd_wp)
+{
+	struct workload *wl = parse("[global]\nscans = 3\npages_to_scan = 5000\n"
+				    "sleep_millisecs = 10\n"
+				    "[region map]\nsize = 2m\nfill = same\nvalue = 0x4f4f4f4f4f4f4f4f\n"
+				    "[event wp]\nat = after-scan:2\naction = uffd-wp\nregion = map\n"
+				    "[event unmerge]\nat = after-scan:2\naction = unmerge\n"
+				    "region = map\n");
+	struct kb_knob_set before;
+	struct kb_options opt;
+	struct kb_result res;
+	char msg[1024];
+	int status;
+
+	kb_options_init(&opt);
+	opt.pages = KB_PAGES_EVERY_SCAN;
+	save_knobs(&before);
+	status = kb_run(wl, &opt, &res, msg, sizeof msg);
+	if (status == KB_SKIPPED) {
+		printf("# uffd-wp skipped: %s\n", msg);
+		ck_assert_ptr_nonnull(strstr(msg, "UFFD"));
+	} else {
+		ck_assert_msg(status == KB_OK, "%s", msg);
+		CHECK_ROWS(&res, { 2, TRACE_PAGES_SHARING, 510 }, { 3, TRACE_PAGES_SHARING, 0 });
+		ck_assert(!maps_duplicates(&res, 3));
+	}
+	assert_as_before(&before);
+	kb_result_free(&res);
+	wl_free(wl);
+}
+END_TEST
+
+/* test_prctl_fork_exec: the child execs; the flag survives (ksm_execve) and
+ * its new pages merge; merge-off (PR_SET_MEMORY_MERGE 0) unmerges the parent. */
+START_TEST(test_functional_prctl_exec)
+{
+#ifdef __SANITIZE_ADDRESS__
+	printf("# prctl exec: skipped under AddressSanitizer (PR_SET_MEMORY_MERGE 0 walks its "
+	       "shadow mapping page by page for minutes)\n");
+	return;
+#endif
+	struct workload *wl = parse("[global]\nscans = 6\npages_to_scan = 5000\n"
+				    "sleep_millisecs = 10\n"
+				    "[region map]\npages = 32\nfill = same\nvalue = 0x4f4f4f4f4f4f4f4f\n"
+				    "merge = prctl\n"
+				    "[event kid]\nat = after-scan:2\naction = fork\nprocess = main\n"
+				    "child = kid\n"
+				    "[event kid-exec]\nat = after-scan:2\naction = exec\nprocess = kid\n"
+				    "[event off]\nat = after-scan:4\naction = merge-off\nprocess = main\n");
+	struct kb_options opt;
+	struct kb_result res;
+
+	kb_options_init(&opt);
+	opt.pages = KB_PAGES_EVERY_SCAN;
+	run_checked(wl, &opt, &res);
+	ck_assert_int_eq(proc_field(&res, 3, "kid", TRACE_KSM_MERGE_ANY), 1);
+	ck_assert_int_eq(proc_field(&res, 3, "kid", TRACE_KSM_MERGING_PAGES), 0);
+	ck_assert_int_eq(proc_field(&res, 4, "kid", TRACE_KSM_MERGING_PAGES), 32);
+	ck_assert_int_eq(proc_field(&res, 5, "main", TRACE_KSM_MERGE_ANY), 0);
+	ck_assert_int_eq(proc_field(&res, 5, "main", TRACE_KSM_MERGING_PAGES), 0);
+	CHECK_ROWS(&res, { 4, TRACE_PAGES_SHARING, 63 }, { 5, TRACE_PAGES_SHARING, 31 });
+	kb_result_free(&res);
+	wl_free(wl);
 }
 END_TEST
 
@@ -1711,6 +1845,10 @@ static Suite *backend_suite(void)
 	tcase_add_test(tc, test_thp_region_is_huge_at_setup);
 	tcase_add_test(tc, test_functional_unmerge);
 	tcase_add_test(tc, test_functional_unmerge_zero_pages);
+	tcase_add_test(tc, test_functional_discard);
+	tcase_add_test(tc, test_functional_prot_none);
+	tcase_add_test(tc, test_functional_uffd_wp);
+	tcase_add_test(tc, test_functional_prctl_exec);
 	tcase_add_test(tc, test_functional_prctl);
 
 	tc = tcase(s, "lockstep");

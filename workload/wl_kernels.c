@@ -14,9 +14,11 @@
 
 static const struct wl_kernel_row kernel_rows[WL_KERNEL_COUNT] = {
 #define WL_KERNEL_ROW(id, name, release, first, last, checksum_first, unshares_zero_pages,      \
-		      fork_copies_counts, prctl_merge, doc)                                       \
+		      fork_copies_counts, prctl_merge, exec_keeps_merge_any, unshares_uffd_wp,     \
+		      reaches_prot_none, doc)                                                        \
 	[WL_KERNEL_##id] = { name, release, first, last, checksum_first, unshares_zero_pages, \
-			     fork_copies_counts, prctl_merge, doc },
+			     fork_copies_counts, prctl_merge, exec_keeps_merge_any,             \
+			     unshares_uffd_wp, reaches_prot_none, doc },
 	WL_KERNELS(WL_KERNEL_ROW)
 #undef WL_KERNEL_ROW
 };

@@ -108,14 +108,23 @@ static void print_event(const struct workload *wl, const struct wl_event *ev, FI
 		print_target(wl, (size_t)ev->region, ev->process, &ev->pages, out);
 		print_write(&ev->offset, &ev->value, out);
 		break;
-	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP:
+	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP: case WL_ACT_DISCARD:
 		print_target(wl, (size_t)ev->region, ev->process, &ev->pages, out);
+		break;
+	case WL_ACT_PROTECT:
+		fprintf(out, "region = %s\n", wl->regions[ev->region].name);
+		fprintf(out, "process = %s\n", wl->procs[ev->process].name);
+		fprintf(out, "prot = %s\n", wl_prot_name(ev->prot));
+		break;
+	case WL_ACT_UFFD_WP:
+		fprintf(out, "region = %s\n", wl->regions[ev->region].name);
+		fprintf(out, "process = %s\n", wl->procs[ev->process].name);
 		break;
 	case WL_ACT_FORK:
 		fprintf(out, "process = %s\n", wl->procs[ev->process].name);
 		fprintf(out, "child = %s\n", wl->procs[ev->child].name);
 		break;
-	case WL_ACT_EXIT:
+	case WL_ACT_EXIT: case WL_ACT_EXEC: case WL_ACT_MERGE_OFF:
 		fprintf(out, "process = %s\n", wl->procs[ev->process].name);
 		break;
 	case WL_ACT_SET:
@@ -144,6 +153,7 @@ static int print_workload(const struct workload *wl, bool only_given, FILE *out)
 		else
 			print_writer(wl, &wl->writers[wi++], out);
 	}
+	wl_print_expects(wl, out);
 	return ferror(out) ? -1 : 0;
 }
 
@@ -232,11 +242,13 @@ static bool event_equal(const struct wl_event *a, const struct wl_event *b)
 		if (!write_equal(&a->offset, &a->value, &b->offset, &b->value))
 			return false;
 		/* fall through */
-	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP:
+	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP: case WL_ACT_DISCARD:
 		return a->process == b->process && wl_pagesel_equal(&a->pages, &b->pages);
+	case WL_ACT_PROTECT:
+		return a->process == b->process && a->prot == b->prot;
 	case WL_ACT_FORK:
 		return a->process == b->process && a->child == b->child;
-	case WL_ACT_EXIT:
+	case WL_ACT_EXIT: case WL_ACT_EXEC: case WL_ACT_MERGE_OFF: case WL_ACT_UFFD_WP:
 		return a->process == b->process;
 	case WL_ACT_SET:
 		return a->knob == b->knob && strcmp(a->knob_text, b->knob_text) == 0 &&
@@ -261,5 +273,5 @@ bool wl_equal(const struct workload *a, const struct workload *b)
 	for (size_t i = 0; i < a->nevents; i++)
 		if (!event_equal(&a->events[i], &b->events[i]))
 			return false;
-	return true;
+	return wl_expects_equal(a, b);
 }

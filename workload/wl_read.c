@@ -9,7 +9,8 @@
  * not hold (NUL, a byte order mark anywhere but at the start of the file, a
  * carriage return that does not end the line), cleaned of its comment and
  * outer blanks, checked for syntax, and handed to libinih, which splits the
- * key from the value. Section headers are parsed here, because inih reports
+ * key from the value (in an [expect] section the comparison operator of a
+ * line, "pages_shared >= 1", is taken off first: inih knows only '='). Section headers are parsed here, because inih reports
  * no header without keys. Duplicate sections and keys are found through hash
  * indexes, and the text of keys and values goes into large blocks, so reading
  * is linear in the size of the input. The first problem ends reading.
@@ -24,7 +25,7 @@
 
 static const char *const section_kind_name[] = {
 	[SEC_GLOBAL] = "global", [SEC_REGION] = "region",
-	[SEC_WRITER] = "writer", [SEC_EVENT] = "event",
+	[SEC_WRITER] = "writer", [SEC_EVENT] = "event", [SEC_EXPECT] = "expect",
 };
 
 static const char utf8_bom[] = "\xef\xbb\xbf";
@@ -300,12 +301,12 @@ static int parse_section_title(struct reader *r, const char *inner)
 
 	if (klen < sizeof(kind))
 		memcpy(kind, inner, klen);
-	for (k = SEC_GLOBAL; k <= SEC_EVENT; k++)
+	for (k = SEC_GLOBAL; k <= SEC_EXPECT; k++)
 		if (strcmp(kind, section_kind_name[k]) == 0)
 			break;
-	if (k > SEC_EVENT) {
+	if (k > SEC_EXPECT) {
 		wl_fail(r->ctx, r->line, "unknown section [%s] (expected [global], [region NAME], "
-			"[writer NAME] or [event NAME])", inner);
+			"[writer NAME], [event NAME] or [expect NAME])", inner);
 		return -1;
 	}
 	name = inner + klen;
@@ -377,6 +378,7 @@ static int add_key(void *user, const char *section, const char *key, const char 
 	kv->key = keep_string(r, key);
 	kv->value = keep_string(r, value);
 	kv->line = r->line;
+	memcpy(kv->op, r->op, sizeof(kv->op));
 	if (!kv->key || !kv->value) {
 		wl_fail(r->ctx, r->line, "out of memory");
 		return 1;
@@ -384,6 +386,43 @@ static int add_key(void *user, const char *section, const char *key, const char 
 	r->nkv++;
 	r->sec[r->nsec - 1].nkv++;
 	return 1;
+}
+
+static bool in_expect_section(const struct reader *r)
+{
+	return r->in_section && r->nsec && r->sec[r->nsec - 1].kind == SEC_EXPECT;
+}
+
+/*
+ * An [expect] line compares: KEY = V, KEY != V, KEY < V, KEY <= V, KEY > V,
+ * KEY >= V (or KEY: V). Take the operator off @line into r->op and leave
+ * "KEY=V" for inih. 0, or -1 for a '!' that is not "!=".
+ */
+static int split_comparison(struct reader *r, char *line)
+{
+	size_t k = strcspn(line, "=:<>!"), oplen = 1;
+	char key[WL_MAX_LINE + 1], *value;
+
+	if (!line[k] || line[k] == '=' || line[k] == ':')
+		return 0;
+	if (line[k] == '!' && line[k + 1] != '=') {
+		wl_fail(r->ctx, r->line, "expected a comparison: =, !=, <, <=, > or >=");
+		return -1;
+	}
+	if (line[k + 1] == '=')
+		oplen = 2;
+	memcpy(r->op, line + k, oplen);
+	r->op[oplen] = '\0';
+	memcpy(key, line, k);
+	key[k] = '\0';
+	wl_trim(key);
+	value = line + k + oplen;
+	while (isspace((unsigned char)*value))
+		value++;
+	memmove(line + strlen(key) + 1, value, strlen(value) + 1);
+	memcpy(line, key, strlen(key));
+	line[strlen(key)] = '=';
+	return 0;
 }
 
 /*
@@ -410,8 +449,11 @@ static int clean_line(struct reader *r, const struct raw_line *line, char *out)
 		wl_fail(r->ctx, r->line, "line too long (at most %d characters)", WL_MAX_LINE);
 		return -1;
 	}
+	snprintf(r->op, sizeof(r->op), "=");
 	if (out[0] == '[')
 		return read_section_header(r, out);
+	if (in_expect_section(r) && split_comparison(r, out) != 0)
+		return -1;
 	if (out[0] && !strpbrk(out, "=:")) {
 		wl_fail(r->ctx, r->line, "expected 'key = value' or '[section]'");
 		return -1;
