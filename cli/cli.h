@@ -38,6 +38,18 @@ void cli_print_usage(const struct cli_command *cmd, FILE *out);
 struct trace;
 void cli_print_trace(const struct trace *t, const char *engine, FILE *out);
 
+/*
+ * The workload's [expect] sections against @engine's trace (and partition):
+ * each failed check on stderr, and unless @quiet the checks the kernel
+ * cannot make and a summary. CLI_OK when none fails (or there are none),
+ * else CLI_FAILED.
+ */
+struct workload;
+struct trace_page;
+int cli_check_expectations(const struct workload *wl, const struct trace *t,
+			   const struct trace_page *pages, size_t npages, const char *engine,
+			   bool quiet);
+
 int cmd_lint(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

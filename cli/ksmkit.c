@@ -44,10 +44,13 @@ static const char sim_usage[] =
 	"pages, or schedules more than 1e12 page writes.\n"
 	"On a terminal a progress line on stderr shows the scan or simulated time\n"
 	"against the workload's stop, page writes done and planned, and the time left.\n"
+	"The workload's [expect] sections are checked on the trace (and the page\n"
+	"partition): each failed check is said on stderr as FILE:LINE with its value.\n"
 	"\n"
 	"Exit status: 0 ok, 1 the run failed (a store answered otherwise than the\n"
-	"workload expects, or full scans stopped advancing) or the trace could not\n"
-	"be written, 2 bad usage or workload (refused by admission included).\n";
+	"workload expects, full scans stopped advancing, or an [expect] failed) or the\n"
+	"trace could not be written, 2 bad usage or workload (refused by admission\n"
+	"included).\n";
 
 static const char run_usage[] =
 	"usage: ksmkit run FILE.wl [--csv|--json] [-o FILE] [-q|--quiet] [--force]\n"
@@ -104,8 +107,13 @@ static const char run_usage[] =
 	"(unless --force) or when the workload needs more than 80% of MemAvailable,\n"
 	"and one run waits for another (/run/ksmkit/backend.lock).\n"
 	"\n"
+	"The workload's [expect] sections are checked on the trace (the page partition\n"
+	"is captured at every scan when one counts duplicates); each failed check is\n"
+	"said on stderr as FILE:LINE with its value, and a check of a counter this\n"
+	"kernel lacks is noted, not failed.\n"
+	"\n"
 	"Exit status: 0 ok, 1 the run failed or was refused (or the guest failed or\n"
-	"timed out), 2 bad usage or input, 77 skipped (not root, no KSM, no such NUMA\n"
+	"timed out, or an [expect] failed), 2 bad usage or input, 77 skipped (not root, no KSM, no such NUMA\n"
 	"node, THP off for a thp = always region; with --guest no qemu, no prepared\n"
 	"guest or not the kernel asked for; the reason is printed).\n";
 
@@ -127,7 +135,9 @@ static const char compare_usage[] =
 	"shows sim|kernel per scan (* marks a difference) and names the first\n"
 	"divergence. A workload that cannot be deterministic (continuous writers, a\n"
 	"time stop) is compared within 25%, over the scans both runs have, without\n"
-	"the partition.\n"
+	"the partition. The workload's [expect] sections are checked on both sides:\n"
+	"the table shows each check's value on each, and a failed check is said on\n"
+	"stderr, naming the side.\n"
 	"\n"
 	"  --json         the report as JSON\n"
 	"  -o FILE        write the report to FILE\n"
@@ -138,7 +148,8 @@ static const char compare_usage[] =
 	"  --sim-only     compare two saved traces (CSV, as ksmkit sim/run --csv\n"
 	"                 write them) instead of running anything\n"
 	"\n"
-	"Exit status: 0 identical, 1 different or a run failed, 2 bad usage or input,\n"
+	"Exit status: 0 identical (every [expect] holding on both sides), 1 different,\n"
+	"an [expect] failed or a run failed, 2 bad usage or input,\n"
 	"77 the kernel side could not run here (the simulator's trace is printed\n"
 	"and the reason given).\n";
 

@@ -530,6 +530,52 @@ static int setup(struct run *r)
 	return 0;
 }
 
+/* --- the page partition at scan rows ------------------------------------------------ */
+
+/* The partition entry of one page: its frame, or KSM's zero page, or absent. */
+static struct trace_page page_entry(const struct sim *s, int area, uint64_t scan, size_t proc,
+				    size_t region, uint64_t page)
+{
+	long frame = sim_page_frame(s, area, page);
+	struct trace_page tp = { .scan = scan, .proc = (uint32_t)proc, .region = (uint32_t)region,
+				 .page = page };
+
+	if (frame > 0) {
+		tp.frame = (uint64_t)frame;
+		tp.flags = TRACE_PAGE_PRESENT;
+	} else if (frame < 0) {
+		tp.flags = TRACE_PAGE_PRESENT | TRACE_PAGE_ZERO;
+	}
+	return tp;
+}
+
+void sim_capture_pages(void *arg, uint64_t scan, const struct sim *s, const int *mm_of)
+{
+	struct sim_capture *c = arg;
+
+	for (size_t p = 0; p < c->wl->nprocs && !c->oom; p++) {
+		struct trace_proc_stat st;
+
+		if (mm_of[p] < 0)
+			continue;
+		sim_process_stat(s, mm_of[p], &st);
+		if (!st.present)
+			continue;
+		for (size_t r = 0; r < c->wl->nregions && !c->oom; r++) {
+			int area = sim_area_find(s, mm_of[p], (uint32_t)r);
+
+			for (uint64_t page = 0; area >= 0 && page < c->wl->regions[r].pages; page++) {
+				struct trace_page tp = page_entry(s, area, scan, p, r, page);
+
+				if (trace_pages_append(&c->page, &c->n, &c->cap, &tp) != 0) {
+					c->oom = true;
+					break;
+				}
+			}
+		}
+	}
+}
+
 /* --- the loop ------------------------------------------------------------------- */
 
 static bool finished(const struct run *r)

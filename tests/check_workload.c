@@ -1451,6 +1451,8 @@ static const struct bad_case bad_cases[] = {
 	  "t.wl:9: [expect e] pages_scanned > 0: kernel 6.1 has no pages_scanned (it came in 6.6)" },
 	{ BASE "[expect e]\nat = end\n",
 	  "t.wl:7: [expect e] checks nothing: give a counter, PROCESS.FIELD or duplicates" },
+	{ BASE "[expect e]\nat = end\npages_shared >= 1\npages_shared <= 3\npages_shared>=2\n",
+	  "t.wl:11: duplicate check 'pages_shared >=' in [expect e] (first at line 9)" },
 	{ BASE "[expect e]\nat = end\nduplicates = none\n",
 	  "t.wl:9: [expect e] duplicates = none: needs region = NAME" },
 	{ BASE "[expect e]\nat = end\nregion = a\npages_shared = 1\n",

@@ -234,12 +234,20 @@ static bool same_section(const void *ctx, size_t pos, const void *key)
 	return r->sec[pos].kind == k->kind && strcmp(r->sec[pos].name, k->name) == 0;
 }
 
+/* A key of the current section, with its comparison: an [expect] section may
+ * bound one counter from both sides (pages_shared >= 1, pages_shared <= 5). */
+struct key_op {
+	const char *key, *op;
+};
+
 static bool same_key(const void *ctx, size_t pos, const void *key)
 {
 	const struct reader *r = ctx;
+	const struct key_op *k = key;
 
 	/* keys are indexed per section: only the current one is looked in */
-	return pos >= r->sec[r->nsec - 1].first_kv && strcmp(r->kv[pos].key, key) == 0;
+	return pos >= r->sec[r->nsec - 1].first_kv && strcmp(r->kv[pos].key, k->key) == 0 &&
+	       strcmp(r->kv[pos].op, k->op) == 0;
 }
 
 /*
@@ -361,11 +369,16 @@ static int add_key(void *user, const char *section, const char *key, const char 
 		wl_fail(r->ctx, r->line, "'%s' is outside any section (start with [global])", key);
 		return 1;
 	}
-	hash = wl_index_hash(r->nsec, key);
-	old = wl_index_find(&r->keys, hash, same_key, r, key);
+	/* the operator is part of the key: "=" everywhere but in [expect] */
+	hash = wl_index_hash(r->nsec, key) ^ wl_index_hash(0, r->op);
+	old = wl_index_find(&r->keys, hash, same_key, r, &(struct key_op){ key, r->op });
 	if (old >= 0) {
-		wl_fail(r->ctx, r->line, "duplicate key '%s' in %s (first at line %u)", key,
-			r->sec[r->nsec - 1].title, r->kv[old].line);
+		if (strcmp(r->op, "=") == 0)
+			wl_fail(r->ctx, r->line, "duplicate key '%s' in %s (first at line %u)", key,
+				r->sec[r->nsec - 1].title, r->kv[old].line);
+		else
+			wl_fail(r->ctx, r->line, "duplicate check '%s %s' in %s (first at line %u)",
+				key, r->op, r->sec[r->nsec - 1].title, r->kv[old].line);
 		return 1;
 	}
 	kv = reserve(r->kv, &r->kv_cap, r->nkv, sizeof(*r->kv));
