@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 void calib_options_init(struct calib_options *opt)
 {
@@ -85,6 +86,46 @@ static double time_memcmp_per_byte(void)
 }
 
 /*
+ * A sampled checksum (sim/volatility_partial.c's smallest sample: 16 words,
+ * one every 256 bytes, each in a cache line of its own) against the whole
+ * page's, both over pages that are not in the cache (128 MiB of them, four
+ * times this machine's last-level cache and more than most): the ratio of
+ * the two times, which is what a word of a sample costs beside a page.
+ * Returns -1 when the memory cannot be had.
+ */
+#define SAMPLE_WORDS 16u
+#define SAMPLE_PAGES 32768u
+
+static double time_sample_ratio(void)
+{
+	const size_t words = CONTENT_PAGE_SIZE / 8, stride = words / SAMPLE_WORDS;
+	uint64_t *mem = mmap(NULL, (size_t)SAMPLE_PAGES * CONTENT_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t sample[SAMPLE_WORDS];
+	volatile uint64_t sink = 0;
+	double t0, page_ns, sample_ns;
+
+	if (mem == MAP_FAILED)
+		return -1;
+	for (size_t i = 0; i < (size_t)SAMPLE_PAGES * words; i++)
+		mem[i] = i * 0x9e3779b97f4a7c15ULL; /* every page different */
+	t0 = now_ns();
+	for (size_t p = 0; p < SAMPLE_PAGES; p++)
+		sink ^= content_checksum(mem + p * words);
+	page_ns = now_ns() - t0;
+	t0 = now_ns();
+	for (size_t p = 0; p < SAMPLE_PAGES; p++) {
+		for (size_t i = 0; i < SAMPLE_WORDS; i++)
+			sample[i] = mem[p * words + i * stride];
+		sink ^= XXH64(sample, sizeof(sample), 0);
+	}
+	sample_ns = now_ns() - t0;
+	(void)sink;
+	munmap(mem, (size_t)SAMPLE_PAGES * CONTENT_PAGE_SIZE);
+	return page_ns > 0 ? sample_ns / page_ns : -1;
+}
+
+/*
  * /proc/self/clear_refs with 1 walks every PTE clearing its young bit and
  * flushing: on freshly touched pages that is a test-and-clear with a flush;
  * right after, with the bits already clear, it is a test alone.
@@ -133,6 +174,10 @@ void calib_micro(unsigned runs, struct sim_costs *c)
 	for (unsigned i = 0; i < runs; i++)
 		v[i] = time_checksums();
 	c->checksum_ns = median(v, runs);
+	for (unsigned i = 0; i < runs; i++)
+		v[i] = time_sample_ratio();
+	if (median(v, runs) > 0)
+		c->sample_word_ns = c->checksum_ns * median(v, runs) / SAMPLE_WORDS;
 	for (unsigned i = 0; i < runs; i++)
 		v[i] = time_memcmp_per_byte();
 	c->memcmp_byte_ns = median(v, runs);
@@ -437,8 +482,11 @@ static void apply_fit(const double *x, struct sim_costs *c)
 		c->visit_ns = x[U_VISIT];
 	if (x[U_VISIT_PMD] > 0)
 		c->visit_pmd_ns = x[U_VISIT_PMD];
-	if (x[U_CHECKSUM] > 0)
+	if (x[U_CHECKSUM] > 0) {
+		/* a sample keeps its measured share of a page's hash */
+		c->sample_word_ns *= x[U_CHECKSUM] / c->checksum_ns;
 		c->checksum_ns = x[U_CHECKSUM];
+	}
 	if (x[U_MEMCMP] > 0)
 		c->memcmp_byte_ns = x[U_MEMCMP];
 	if (x[U_LEVEL] > 0)

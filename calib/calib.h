@@ -5,7 +5,10 @@
  * the same way in the kernel: xxh64 over a 4 KiB page, memcmp of two pages,
  * and (through /proc/self/clear_refs, which walks PTEs clearing a bit and
  * flushing the TLB as a dirty-bit detector would) the test and the
- * test-and-clear of a PTE bit. Then the real ksmd runs calibration workloads
+ * test-and-clear of a PTE bit; and the ratio of a sampled checksum's time (16
+ * words, a cache line each) to a page's, on pages not in the cache, which
+ * makes a sampled word's cost that share of checksum_ns, before and after
+ * the fit. Then the real ksmd runs calibration workloads
  * (identical pages at rest, unique pages, all-volatile pages in 4 KiB pages
  * and in THPs, an idle ksmd);
  * the simulator runs the same workloads and counts the work of each kind in

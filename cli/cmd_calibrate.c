@@ -27,6 +27,7 @@ static void print_costs(const struct sim_costs *def, const struct sim_costs *got
 		{ "visit_ns", offsetof(struct sim_costs, visit_ns) },
 		{ "visit_pmd_ns", offsetof(struct sim_costs, visit_pmd_ns) },
 		{ "checksum_ns", offsetof(struct sim_costs, checksum_ns) },
+		{ "sample_word_ns", offsetof(struct sim_costs, sample_word_ns) },
 		{ "memcmp_byte_ns", offsetof(struct sim_costs, memcmp_byte_ns) },
 		{ "tree_level_ns", offsetof(struct sim_costs, tree_level_ns) },
 		{ "merge_ns", offsetof(struct sim_costs, merge_ns) },

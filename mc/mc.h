@@ -70,6 +70,8 @@ enum mc_invariant {
 };
 
 const char *mc_invariant_name(int inv);
+/* Whether @cfg checks invariant @inv (its `invariants` key; all by default). */
+bool mc_config_checks(const struct mc_config *cfg, int inv);
 /* One paragraph: exactly what is checked. */
 const char *mc_invariant_doc(int inv);
 /* The invariant called @name, or -1. */

@@ -33,6 +33,11 @@ const char *mc_config_description(const struct mc_config *cfg)
 	return cfg->description;
 }
 
+bool mc_config_checks(const struct mc_config *cfg, int inv)
+{
+	return inv >= 0 && inv < MC_INV_COUNT && cfg->check[inv];
+}
+
 /* --- one key at a time --------------------------------------------------------- */
 
 struct parse {
@@ -200,7 +205,8 @@ static int add_invariant(const struct parse *p, const char *text, void *arg)
 
 /* --- [check] ------------------------------------------------------------------- */
 
-static const char *const detector_names[] = { "checksum", "dirty", "hybrid", NULL };
+/* the detectors, from their list (wl_policy.h) */
+static const char *const detector_names[] = { WL_DETECTORS(WL_POLICY_NAME) NULL };
 static const char *const ksmd_names[] = { "page", "scan", NULL };
 static const char *const search_names[] = { "bfs", "dfs", NULL };
 
@@ -256,7 +262,10 @@ static int check_key(struct parse *p)
 			return -1;
 		cfg->kernel = (enum wl_kernel)w;
 	} else if (strcmp(key, "detector") == 0) {
-		if ((w = word(p, detector_names, "checksum, dirty or hybrid")) < 0)
+		char choices[128];
+
+		if ((w = word(p, detector_names, wl_choices_text(detector_names, choices,
+								   sizeof(choices)))) < 0)
 			return -1;
 		cfg->detector = (enum wl_detector)w;
 	} else if (strcmp(key, "ksmd") == 0) {

@@ -44,6 +44,8 @@ struct sim_costs {
 	double visit_ns;       /* find the next page: VMA, PTE walk, rmap_item */
 	double visit_pmd_ns;   /* the same for a subpage of a PMD-mapped THP */
 	double checksum_ns;    /* xxh64 over one 4 KiB page */
+	double sample_word_ns; /* one word of a sampled checksum (the partial
+				  detector), in a cache line of its own */
 	double memcmp_byte_ns; /* memcmp, per byte compared (until a difference) */
 	double tree_level_ns;  /* one node of a tree walk, beside its memcmp */
 	double dirty_test_ns;  /* test one PTE's dirty bit */
@@ -69,6 +71,7 @@ struct sim_work {
 	uint64_t visits;        /* eligible pages the scanner stopped at (skips too) */
 	uint64_t pmd_visits;    /* of those, subpages of PMD-mapped THPs */
 	uint64_t checksums;     /* pages hashed (4 KiB each) */
+	uint64_t sampled_words; /* words hashed in samples of pages (8 bytes each) */
 	uint64_t memcmp_bytes;  /* bytes compared until the first difference */
 	uint64_t tree_levels;   /* tree nodes visited */
 	uint64_t dirty_tests;   /* PTE dirty bits tested */
@@ -83,12 +86,14 @@ struct sim_work {
 	uint64_t false_volatile; /* called volatile although the bytes did not */
 };
 
-/* Dirty-bit detectors and PMD-mapped THPs: see sim/volatility_dirty.c. */
-enum sim_thp_dirty {
-	SIM_THP_DIRTY_ALL,      /* a dirty PMD makes all 512 subpages volatile */
-	SIM_THP_DIRTY_SPLIT,    /* split the THP first, then track PTEs */
-	SIM_THP_DIRTY_CHECKSUM, /* checksum PMD-mapped subpages */
-};
+/*
+ * Dirty-bit detectors and PMD-mapped THPs (sim/volatility_dirty.c): the
+ * workload's thp_dirty policies, one value per entry of WL_THP_DIRTY_POLICIES
+ * (wl_policy.h), equal to its enum wl_thp_dirty value.
+ */
+#define SIM_THP_DIRTY_ENUM_(e, name, doc) SIM_THP_DIRTY_##e = WL_THP_DIRTY_##e,
+enum sim_thp_dirty { WL_THP_DIRTY_POLICIES(SIM_THP_DIRTY_ENUM_) };
+#undef SIM_THP_DIRTY_ENUM_
 
 struct sim_config {
 	enum wl_kernel kernel;

@@ -9,8 +9,10 @@
  *
  *  - page slots and frames: exact. mmap grows the slot array to exactly the
  *    pages mapped (every process's copy: fork copies all of its parent's
- *    areas, and an exec maps the process's regions anew) and reserves the frame array for every frame id those slots can
- *    use (sim_state.c's frames_bound), and both are zeroed, so resident.
+ *    areas, and an exec maps the process's regions anew), with the
+ *    detector's per-item state beside it if it keeps any, and reserves the
+ *    frame array for every frame id those slots can use (sim_state.c's
+ *    frames_bound), and all are zeroed, so resident.
  *  - stable nodes: a bound per region, from what can happen to its pages
  *    (merging starts in the second full scan at the earliest, since a page
  *    merges only once its checksum held still between two visits):
@@ -58,6 +60,7 @@
  * caller passes the bytes available.
  */
 #include "sim_internal.h"
+#include "sim_detector.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -573,18 +576,30 @@ static uint64_t other_bytes(const struct plan *pl, uint64_t areas)
 			      SIM_DRIVER_ITEM_BYTES));
 }
 
-/* One mmap of @n pages (THP when @thp) into the slot and frame pools. */
+/*
+ * One mmap of @n pages (THP when @thp) into the slot and frame pools. A slot
+ * is its struct sim_page and, beside it in an array of their own, the
+ * detector's state of its rmap_item (item_bytes, sim_detector.h).
+ */
 struct pools {
 	uint64_t nslots, slots_cap, frames_cap, thp, slack;
+	uint64_t item_bytes;
 };
+
+/* What a realloc of @array_bytes may leave behind in the heap (glibc). */
+static uint64_t regrowth_slack(uint64_t array_bytes)
+{
+	return array_bytes <= HEAP_BLOCK_MAX ? array_bytes : 0;
+}
 
 static void replay_mmap(struct pools *p, uint64_t n, bool thp)
 {
 	uint64_t need = add(p->nslots, n), frames;
 
 	if (need > p->slots_cap) {
-		if (mul(p->slots_cap, sizeof(struct sim_page)) <= HEAP_BLOCK_MAX)
-			p->slack += p->slots_cap * sizeof(struct sim_page);
+		p->slack += regrowth_slack(mul(p->slots_cap, sizeof(struct sim_page)));
+		if (p->item_bytes)
+			p->slack += regrowth_slack(mul(p->slots_cap, p->item_bytes));
 		p->slots_cap = need;
 	}
 	if (thp)
@@ -592,8 +607,7 @@ static void replay_mmap(struct pools *p, uint64_t n, bool thp)
 	/* sim_state.c's frames_bound() */
 	frames = add(add(need, 1), mul(2, p->thp));
 	if (frames > p->frames_cap) {
-		if (mul(p->frames_cap, sizeof(struct sim_frame)) <= HEAP_BLOCK_MAX)
-			p->slack += p->frames_cap * sizeof(struct sim_frame);
+		p->slack += regrowth_slack(mul(p->frames_cap, sizeof(struct sim_frame)));
 		p->frames_cap = frames;
 	}
 	p->nslots = need;
@@ -606,7 +620,8 @@ static void replay_mmap(struct pools *p, uint64_t n, bool thp)
  */
 static uint64_t page_pools(const struct workload *wl)
 {
-	struct pools p = { .nslots = 1, .slots_cap = 32, .frames_cap = 32 };
+	struct pools p = { .nslots = 1, .slots_cap = 32, .frames_cap = 32,
+			   .item_bytes = sim_detector_of(wl->detector)->item_bytes };
 	uint64_t after = 0; /* forks up to (scan after, event last) are replayed */
 	size_t last = 0;
 	bool first = true;
@@ -644,7 +659,7 @@ static uint64_t page_pools(const struct workload *wl)
 				replay_mmap(&p, wl->regions[r].pages,
 					    wl->regions[r].thp == WL_THP_ALWAYS);
 	}
-	return add(add(mul(p.slots_cap, sizeof(struct sim_page)),
+	return add(add(mul(p.slots_cap, add(sizeof(struct sim_page), p.item_bytes)),
 		       mul(p.frames_cap, sizeof(struct sim_frame))), p.slack);
 }
 
@@ -671,7 +686,8 @@ int sim_estimate(const struct workload *wl, const struct sim_admit_options *opt,
 		pl.span_bytes += reached[b];
 	out->writes = writes;
 
-	out->page_cost = (unsigned)(sizeof(struct sim_page) + sizeof(struct sim_frame));
+	out->page_cost = (unsigned)(sizeof(struct sim_page) + sizeof(struct sim_frame) +
+				    sim_detector_of(wl->detector)->item_bytes);
 	out->thp_pages = thp;
 	out->page_bytes = page_pools(wl);
 	out->stable_nodes = stable_nodes(&pl);

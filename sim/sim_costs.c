@@ -21,6 +21,8 @@ static const struct {
 	{ "visit_pmd_ns", offsetof(struct sim_costs, visit_pmd_ns),
 	  "the same, a subpage of a PMD-mapped THP" },
 	{ "checksum_ns", offsetof(struct sim_costs, checksum_ns), "xxh64 of one 4 KiB page" },
+	{ "sample_word_ns", offsetof(struct sim_costs, sample_word_ns),
+	  "one word of a sampled checksum" },
 	{ "memcmp_byte_ns", offsetof(struct sim_costs, memcmp_byte_ns), "memcmp, per byte" },
 	{ "tree_level_ns", offsetof(struct sim_costs, tree_level_ns), "one tree node, beside memcmp" },
 	{ "dirty_test_ns", offsetof(struct sim_costs, dirty_test_ns), "test a PTE dirty bit" },

@@ -36,6 +36,8 @@
 #ifndef KSMKIT_SIM_INTERNAL_H
 #define KSMKIT_SIM_INTERNAL_H
 
+#include <assert.h>
+
 #include "sim.h"
 #include "sim_content.h"
 #include "sim_mutant.h"
@@ -230,6 +232,11 @@ struct sim {
 
 	struct sim_page *page;    /* page slots */
 	uint32_t nslots, slots_cap;
+	/* the detector's own state per rmap_item (sim_detector_item()):
+	 * item_bytes (its ops' item_bytes) per page slot, items_cap slots of
+	 * it; NULL when the detector keeps none */
+	uint8_t *item_state;
+	uint32_t item_bytes, items_cap;
 
 	struct sim_frame *frame;
 	uint32_t nframes, frames_cap;
@@ -295,6 +302,19 @@ uint32_t sim_snode_alloc(struct sim *s);
 void sim_snode_free(struct sim *s, uint32_t id);
 /* The area holding page slot @slot (binary search over areas). */
 uint32_t sim_area_of_slot(const struct sim *s, uint32_t slot);
+/*
+ * The detector's state of the rmap_item at page slot @slot: s->item_bytes
+ * bytes (its ops' item_bytes), zeroed when the item is created. Only for a
+ * detector that keeps some.
+ */
+static inline void *sim_detector_item(struct sim *s, uint32_t slot)
+{
+	assert(s->item_bytes && slot < s->items_cap);
+	return s->item_state + (size_t)slot * s->item_bytes;
+}
+
+/* The checksum cache (sim_frame_checksum below): fill @frame's. */
+void sim_checksum_fill(struct sim *s, uint32_t slot, uint32_t frame);
 
 /* sim_user.c */
 /* Break COW on a KSM page or KSM zero page at @slot (an UNSHARE fault). */
@@ -325,6 +345,20 @@ void sim_split_folio(struct sim *s, uint32_t frame);
  * event, at most: sim_admit.c counts it (sim_driver.c asserts it).
  */
 #define SIM_DRIVER_ITEM_BYTES 128u
+
+/*
+ * The checksum cache: the kernel's checksum of the page at @slot mapping
+ * @frame (not a KSM page), from the frame's cache (FRAME_CSUM_VALID, dropped
+ * when its content changes), computed when missing. Never charges ksmd: a
+ * detector that takes a checksum charges for it.
+ */
+static inline uint32_t sim_frame_checksum(struct sim *s, uint32_t slot, uint32_t frame)
+{
+	assert(!(s->frame[frame].flags & FRAME_KSM)); /* KSM pages have no checksum cache */
+	if (!(s->frame[frame].flags & FRAME_CSUM_VALID))
+		sim_checksum_fill(s, slot, frame);
+	return s->frame[frame].checksum;
+}
 
 /* Cost accounting of ksmd work. */
 static inline void sim_charge(struct sim *s, double ns)

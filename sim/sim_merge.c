@@ -655,7 +655,7 @@ static uint32_t merge_two_pages(struct sim *s, uint32_t slot, uint32_t frame, ui
 
 /*
  * The detector's verdict on a non-KSM page. For detectors other than the
- * checksum, the kernel's rule is also evaluated (uncharged) as the truth, and
+ * kernel's rule, that rule is also evaluated (uncharged) as the truth, and
  * the rmap_item keeps that checksum, so their mistakes are counted.
  */
 static bool page_changed(struct sim *s, uint32_t slot, uint32_t frame)
@@ -664,7 +664,7 @@ static bool page_changed(struct sim *s, uint32_t slot, uint32_t frame)
 	uint32_t before, now;
 	bool verdict, truth;
 
-	if (s->cfg.detector == WL_DETECTOR_CHECKSUM)
+	if (d->kernel_rule)
 		return d->page_changed(s, slot, frame);
 	before = s->page[slot].checksum;
 	now = sim_frame_checksum(s, slot, frame);

@@ -139,12 +139,15 @@ static void get_rmap_item(struct sim *s, uint32_t mm, uint32_t ai, uint64_t vpn)
 	r = &s->page[slot];
 	if (r->rflags & RMAP_EXISTS)
 		return;
-	/* a zeroed rmap_item: checksum 0, age 0, no skips (the PTE half stays) */
+	/* a zeroed rmap_item: checksum 0, age 0, no skips (the PTE half stays),
+	 * and the detector's state of it, if it keeps any, zeroed too */
 	r->rflags = RMAP_EXISTS;
 	r->checksum = 0;
 	r->age = r->skips = r->seqnr = 0;
 	r->nid = 0;
 	memset(&r->rb, 0, sizeof(r->rb));
+	if (s->item_bytes)
+		memset(sim_detector_item(s, slot), 0, s->item_bytes);
 	s->count.rmap_items++;
 	s->mm[mm].rmap_items++;
 	a->nitems++;

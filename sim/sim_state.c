@@ -1,7 +1,8 @@
 /*
  * sim_state.c - the simulated machine as a value: creation, the pools it is
  * made of (page slots, frames, stable nodes), processes and mappings,
- * cloning, hashing, equality, and reading the counters.
+ * the checksum cache every detector reads, cloning, hashing, equality, and
+ * reading the counters.
  *
  * KSM's algorithm is in sim_merge.c and sim_scan.c, user actions in
  * sim_user.c, sysfs in sim_sysfs.c; this file only owns storage and
@@ -10,6 +11,7 @@
  * simulator is freed, which keeps slot ids stable for rmap_item links).
  */
 #include "sim_internal.h"
+#include "sim_detector.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -30,12 +32,16 @@ void sim_config_default(struct sim_config *cfg)
 	/* measured by ksmkit calibrate on the project's test machine (6.18, x86;
 	 * 65536 pages, 3 repeats, rounded medians of three calibrations;
 	 * visit_pmd_ns: the median of eight, a fit that dropped it as 0;
-	 * thp_split_ns and skip_ns are estimates calibrate does not measure) */
+	 * thp_split_ns and skip_ns are estimates calibrate does not measure;
+	 * sample_word_ns: checksum_ns times the ratio of a 16-word sample's
+	 * hash to a page's on pages not in cache, over 16; the ratio 0.40 is
+	 * the median of five `calibrate --no-kernel` runs there) */
 	cfg->costs = (struct sim_costs){
 		.hz = 250,
 		.visit_ns = 260,
 		.visit_pmd_ns = 65,
 		.checksum_ns = 620,
+		.sample_word_ns = 15.5,
 		.memcmp_byte_ns = 0.1,
 		.tree_level_ns = 200,
 		.dirty_test_ns = 42.5,
@@ -82,9 +88,20 @@ static int reserve(void **arr, uint32_t *cap, uint32_t need, size_t size)
 	return resize(arr, cap, need, size);
 }
 
-static int grow_slots(struct sim *s, uint32_t need)
+/*
+ * Page slots, and beside them the detector's state of each rmap_item
+ * (sim_detector_item()), grown together: exactly to @need, or by
+ * sim_pool_cap's rule when @doubling.
+ */
+static int grow_slots(struct sim *s, uint32_t need, bool doubling)
 {
-	return grow((void **)&s->page, &s->slots_cap, need, sizeof(*s->page));
+	int (*how)(void **, uint32_t *, uint32_t, size_t) = doubling ? grow : reserve;
+
+	if (how((void **)&s->page, &s->slots_cap, need, sizeof(*s->page)))
+		return -1;
+	if (!s->item_bytes)
+		return 0;
+	return how((void **)&s->item_state, &s->items_cap, need, s->item_bytes);
 }
 
 static int check_config(const struct sim_config *cfg, char *err, size_t errlen)
@@ -97,9 +114,12 @@ static int check_config(const struct sim_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "unknown kernel semantics");
 		return -1;
 	}
-	if (cfg->detector != WL_DETECTOR_CHECKSUM && cfg->detector != WL_DETECTOR_DIRTY &&
-	    cfg->detector != WL_DETECTOR_HYBRID) {
+	if ((unsigned)cfg->detector >= WL_DETECTOR_COUNT) {
 		snprintf(err, errlen, "unknown detector");
+		return -1;
+	}
+	if ((unsigned)cfg->thp_dirty >= WL_THP_DIRTY_COUNT) {
+		snprintf(err, errlen, "unknown thp_dirty policy");
 		return -1;
 	}
 	if (cfg->costs.hz == 0) {
@@ -120,6 +140,7 @@ struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen)
 	if (!s)
 		goto oom;
 	s->cfg = *cfg;
+	s->item_bytes = sim_detector_of(cfg->detector)->item_bytes;
 	for (int k = 0; k < WL_KNOB_COUNT; k++)
 		s->knobs.value[k] = wl_knob_info(k)->def;
 	/* a kernel without smart_scan never skips: as if it were off */
@@ -131,7 +152,7 @@ struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen)
 	s->zero_checksum = content_checksum(zero);
 	/* id 0 of every pool means "none" */
 	if (sim_content_store_init(&s->content) != 0 ||
-	    grow_slots(s, 1) != 0 ||
+	    grow_slots(s, 1, true) != 0 ||
 	    grow((void **)&s->frame, &s->frames_cap, 1, sizeof(*s->frame)) != 0 ||
 	    grow((void **)&s->snode, &s->snodes_cap, 1, sizeof(*s->snode)) != 0)
 		goto oom;
@@ -151,6 +172,7 @@ void sim_free(struct sim *s)
 	free(s->mm);
 	free(s->area);
 	free(s->page);
+	free(s->item_state);
 	free(s->frame);
 	free(s->snode);
 	free(s);
@@ -178,12 +200,14 @@ struct sim *sim_clone(const struct sim *s)
 	c->mm = NULL;
 	c->area = NULL;
 	c->page = NULL;
+	c->item_state = NULL;
 	c->frame = NULL;
 	c->snode = NULL;
 	memset(&c->content, 0, sizeof(c->content));
 	if (clone_array((void **)&c->mm, s->mm, s->mm_cap, sizeof(*s->mm)) != 0 ||
 	    clone_array((void **)&c->area, s->area, s->area_cap, sizeof(*s->area)) != 0 ||
 	    clone_array((void **)&c->page, s->page, s->slots_cap, sizeof(*s->page)) != 0 ||
+	    clone_array((void **)&c->item_state, s->item_state, s->items_cap, s->item_bytes) != 0 ||
 	    clone_array((void **)&c->frame, s->frame, s->frames_cap, sizeof(*s->frame)) != 0 ||
 	    clone_array((void **)&c->snode, s->snode, s->snodes_cap, sizeof(*s->snode)) != 0 ||
 	    sim_content_store_clone(&c->content, &s->content) != 0) {
@@ -257,6 +281,53 @@ void sim_frame_put(struct sim *s, uint32_t id)
 	memset(f, 0, sizeof(*f));
 	f->stable_node = s->frame_free;
 	s->frame_free = id;
+}
+
+/* --- the checksum cache ------------------------------------------------------ */
+
+/*
+ * Fill the frame's checksum cache (sim_frame_checksum() asks when it is not
+ * valid). A plain page's checksum is computed
+ * together with those of the next pages' frames (usually scanned next) when
+ * they are plain, not KSM and not cached yet, which divides the host time of
+ * first visits; the kernel's cost is charged per visit anyway, by whichever
+ * detector takes the checksum.
+ */
+void sim_checksum_fill(struct sim *s, uint32_t slot, uint32_t frame)
+{
+	struct sim_frame *f = &s->frame[frame], *batch[SIM_CHECKSUM_BATCH] = { f };
+	uint64_t word[SIM_CHECKSUM_BATCH] = { 0 };
+	uint32_t sum[SIM_CHECKSUM_BATCH];
+	unsigned n = 1;
+
+	if (sim_content_is_patched(f->content)) {
+		f->checksum = sim_content_checksum(&s->content, f->content);
+		f->flags |= FRAME_CSUM_VALID;
+		return;
+	}
+	for (uint32_t next = slot + 1; next < s->nslots && next < slot + SIM_CHECKSUM_BATCH; next++) {
+		const struct sim_page *p = &s->page[next];
+		struct sim_frame *g;
+		bool taken = false;
+
+		if ((p->pte & (PTE_PRESENT | PTE_KSM_ZERO)) != PTE_PRESENT)
+			continue;
+		g = &s->frame[p->frame];
+		/* a KSM page's checksum word holds its stable node */
+		if ((g->flags & (FRAME_CSUM_VALID | FRAME_KSM)) || sim_content_is_patched(g->content))
+			continue;
+		for (unsigned k = 0; k < n; k++)
+			taken |= batch[k] == g;
+		if (!taken)
+			batch[n++] = g;
+	}
+	for (unsigned k = 0; k < n; k++)
+		word[k] = batch[k]->content;
+	sim_plain_checksums_batch(word, n, sum);
+	for (unsigned k = 0; k < n; k++) {
+		batch[k]->checksum = sum[k];
+		batch[k]->flags |= FRAME_CSUM_VALID;
+	}
 }
 
 uint32_t sim_snode_alloc(struct sim *s)
@@ -356,8 +427,7 @@ int sim_mmap(struct sim *s, int mmid, uint64_t npages, int node, bool thp, uint3
 		return -EINVAL;
 	/* frames too, as many as the machine can ever use (sim_frames_bound) */
 	if (grow((void **)&s->area, &s->area_cap, s->narea + 1, sizeof(*s->area)) ||
-	    reserve((void **)&s->page, &s->slots_cap, s->nslots + (uint32_t)npages,
-		    sizeof(*s->page)) ||
+	    grow_slots(s, s->nslots + (uint32_t)npages, false) ||
 	    reserve((void **)&s->frame, &s->frames_cap,
 		    frames_bound(s, s->nslots + (uint32_t)npages, thp ? npages : 0),
 		    sizeof(*s->frame)))
@@ -598,6 +668,8 @@ static void image_slots(struct image *im, const struct sim *s)
 		PUT(im, r->rflags);
 		if (!(r->rflags & RMAP_EXISTS))
 			continue;
+		if (s->item_bytes)
+			put(im, s->item_state + (size_t)i * s->item_bytes, s->item_bytes);
 		PUT(im, r->checksum);
 		PUT(im, r->age);
 		PUT(im, r->skips);
@@ -828,16 +900,18 @@ struct pools {
 	struct sim_mm *mm;
 	struct sim_area *area;
 	struct sim_page *page;
+	uint8_t *item_state;
 	struct sim_frame *frame;
 	struct sim_snode *snode;
-	uint32_t mm_cap, area_cap, slots_cap, frames_cap, snodes_cap;
+	uint32_t mm_cap, area_cap, slots_cap, items_cap, frames_cap, snodes_cap;
 	struct sim_content_store content;
 };
 
 static void pools_take(struct pools *p, const struct sim *s)
 {
-	*p = (struct pools){ s->mm, s->area, s->page, s->frame, s->snode, s->mm_cap, s->area_cap,
-			     s->slots_cap, s->frames_cap, s->snodes_cap, s->content };
+	*p = (struct pools){ s->mm, s->area, s->page, s->item_state, s->frame, s->snode,
+			     s->mm_cap, s->area_cap, s->slots_cap, s->items_cap, s->frames_cap,
+			     s->snodes_cap, s->content };
 }
 
 static void pools_give(struct sim *s, const struct pools *p)
@@ -845,11 +919,13 @@ static void pools_give(struct sim *s, const struct pools *p)
 	s->mm = p->mm;
 	s->area = p->area;
 	s->page = p->page;
+	s->item_state = p->item_state;
 	s->frame = p->frame;
 	s->snode = p->snode;
 	s->mm_cap = p->mm_cap;
 	s->area_cap = p->area_cap;
 	s->slots_cap = p->slots_cap;
+	s->items_cap = p->items_cap;
 	s->frames_cap = p->frames_cap;
 	s->snodes_cap = p->snodes_cap;
 	s->content = p->content;
@@ -857,12 +933,16 @@ static void pools_give(struct sim *s, const struct pools *p)
 
 /* Copy the pools' used parts from the arrays given, into @dst's buffers. */
 static int pools_copy(struct sim *dst, const struct sim_mm *mm, const struct sim_area *area,
-		      const struct sim_page *page, const struct sim_frame *frame,
-		      const struct sim_snode *snode)
+		      const struct sim_page *page, const uint8_t *item_state,
+		      const struct sim_frame *frame, const struct sim_snode *snode)
 {
+	uint32_t items = dst->item_bytes ? dst->nslots : 0;
+
 	if (copy_pool((void **)&dst->mm, &dst->mm_cap, mm, dst->nmm, sizeof(*mm)) ||
 	    copy_pool((void **)&dst->area, &dst->area_cap, area, dst->narea, sizeof(*area)) ||
 	    copy_pool((void **)&dst->page, &dst->slots_cap, page, dst->nslots, sizeof(*page)) ||
+	    copy_pool((void **)&dst->item_state, &dst->items_cap, item_state, items,
+		      dst->item_bytes) ||
 	    copy_pool((void **)&dst->frame, &dst->frames_cap, frame, dst->nframes, sizeof(*frame)) ||
 	    copy_pool((void **)&dst->snode, &dst->snodes_cap, snode, dst->nsnodes, sizeof(*snode)))
 		return -1;
@@ -937,7 +1017,8 @@ int sim_clone_into(struct sim *dst, const struct sim *src)
 	pools_take(&keep, dst);
 	header_copy(dst, src);
 	pools_give(dst, &keep);
-	if (pools_copy(dst, src->mm, src->area, src->page, src->frame, src->snode) != 0)
+	if (pools_copy(dst, src->mm, src->area, src->page, src->item_state, src->frame,
+		       src->snode) != 0)
 		return -1;
 	return content_into(&dst->content, &src->content, src->content.entry,
 			    src->content.bucket, NULL);
@@ -975,6 +1056,7 @@ static size_t snapshot_bytes(const struct sim *s, uint64_t npatch)
 	       align8((size_t)s->nmm * sizeof(*s->mm)) +
 	       align8((size_t)s->narea * sizeof(*s->area)) +
 	       align8((size_t)s->nslots * sizeof(*s->page)) +
+	       align8((size_t)s->nslots * s->item_bytes) +
 	       align8((size_t)s->nframes * sizeof(*s->frame)) +
 	       align8((size_t)s->nsnodes * sizeof(*s->snode)) +
 	       align8((size_t)s->content.nentries * sizeof(*s->content.entry)) +
@@ -1008,6 +1090,7 @@ void sim_snapshot_save(const struct sim *s, void *buf)
 	at = put_block(at, s->mm, (size_t)s->nmm * sizeof(*s->mm));
 	at = put_block(at, s->area, (size_t)s->narea * sizeof(*s->area));
 	at = put_block(at, s->page, (size_t)s->nslots * sizeof(*s->page));
+	at = put_block(at, s->item_state, (size_t)s->nslots * s->item_bytes);
 	at = put_block(at, s->frame, (size_t)s->nframes * sizeof(*s->frame));
 	at = put_block(at, s->snode, (size_t)s->nsnodes * sizeof(*s->snode));
 	at = put_block(at, s->content.entry, (size_t)s->content.nentries *
@@ -1029,7 +1112,7 @@ int sim_snapshot_load(struct sim *dst, const void *buf)
 {
 	const struct snapshot *h = buf;
 	const char *at = (const char *)buf + align8(sizeof(*h));
-	const void *mm, *area, *page, *frame, *snode, *entries, *buckets;
+	const void *mm, *area, *page, *item_state, *frame, *snode, *entries, *buckets;
 	struct sim_content_store saved; /* the saved store's fields (its pointers are stale) */
 	struct pools keep;
 	const struct sim *hs = dst;
@@ -1045,6 +1128,8 @@ int sim_snapshot_load(struct sim *dst, const void *buf)
 	at += align8((size_t)hs->narea * sizeof(*hs->area));
 	page = at;
 	at += align8((size_t)hs->nslots * sizeof(*hs->page));
+	item_state = at;
+	at += align8((size_t)hs->nslots * hs->item_bytes);
 	frame = at;
 	at += align8((size_t)hs->nframes * sizeof(*hs->frame));
 	snode = at;
@@ -1053,7 +1138,7 @@ int sim_snapshot_load(struct sim *dst, const void *buf)
 	at += align8((size_t)saved.nentries * sizeof(*saved.entry));
 	buckets = at;
 	at += align8((size_t)saved.nbuckets * sizeof(*saved.bucket));
-	if (pools_copy(dst, mm, area, page, frame, snode) != 0)
+	if (pools_copy(dst, mm, area, page, item_state, frame, snode) != 0)
 		return -1;
 	return content_into(&dst->content, &saved, entries, buckets,
 			    (const struct sim_patch_byte *)at);
@@ -1148,6 +1233,19 @@ static void fp_processes(struct fingerprint *f, const struct sim *s)
 	}
 }
 
+/* The detector's state of the item at @slot, 8 bytes a word (zero-padded). */
+static void fp_item(struct fingerprint *f, const struct sim *s, uint32_t slot)
+{
+	const uint8_t *at = s->item_state + (size_t)slot * s->item_bytes;
+
+	for (uint32_t done = 0; done < s->item_bytes; done += 8) {
+		uint64_t w = 0;
+
+		memcpy(&w, at + done, s->item_bytes - done < 8 ? s->item_bytes - done : 8);
+		fp_put(f, w);
+	}
+}
+
 static void fp_slots(struct fingerprint *f, const struct sim *s)
 {
 	fp_put(f, s->nslots);
@@ -1161,6 +1259,8 @@ static void fp_slots(struct fingerprint *f, const struct sim *s)
 		}
 		fp_put(f, pack32(p->frame, (uint32_t)p->pte << 24 | (uint32_t)p->rflags << 16 |
 						   (uint32_t)age << 8 | p->skips));
+		if (s->item_bytes)
+			fp_item(f, s, i);
 		if (p->rflags & RMAP_UNSTABLE) {
 			fp_put(f, pack32(p->checksum, (uint32_t)(uint8_t)(s->scan.seqnr - p->seqnr) |
 							      (uint32_t)p->nid << 8));

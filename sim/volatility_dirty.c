@@ -6,12 +6,13 @@
  *
  * A PMD-mapped THP has one dirty bit for its 512 subpages: any write dirties
  * them all, and clearing it cleans and flushes the whole 2 MiB. What to do
- * about it is a policy (thp_dirty in the workload's [global]):
+ * about it is a policy (thp_dirty in the workload's [global], one rule
+ * thp_<name>() below per entry of WL_THP_DIRTY_POLICIES in wl_policy.h):
  *   all       the first subpage found dirty in a scan makes the whole folio
  *             volatile for that scan, with one 2 MiB flush;
  *   split     split the THP at its first visit, then track 4 KiB PTEs (a
  *             split copies the PMD's dirty bit into every PTE);
- *   checksum  fall back to the checksum for PMD-mapped subpages.
+ *   checksum  fall back to the checksum detector for PMD-mapped subpages.
  */
 #include "sim_detector.h"
 
@@ -37,21 +38,6 @@ static void clean_folio(struct sim *s, uint32_t slot, uint32_t frame)
 		s->page[first + i].pte &= (uint8_t)~PTE_DIRTY;
 }
 
-static bool thp_all_changed(struct sim *s, uint32_t slot, uint32_t frame)
-{
-	struct sim_frame *head = &s->frame[folio_head(frame)];
-
-	if (head->pmd_seen == scan_marker(s))
-		return true;
-	if (!(s->page[slot].pte & PTE_DIRTY))
-		return false;
-	clean_folio(s, slot, frame);
-	s->work.tlb_flushes++;
-	sim_charge(s, s->cfg.costs.thp_flush_ns);
-	head->pmd_seen = scan_marker(s);
-	return true;
-}
-
 static bool pte_changed(struct sim *s, uint32_t slot)
 {
 	struct sim_page *p = &s->page[slot];
@@ -67,34 +53,60 @@ tested:
 	return true;
 }
 
-bool sim_dirty_changed(struct sim *s, uint32_t slot, uint32_t frame)
+/* --- the thp_dirty policies, for a subpage of a PMD-mapped THP ------------------ */
+
+static bool thp_all(struct sim *s, uint32_t slot, uint32_t frame)
+{
+	struct sim_frame *head = &s->frame[folio_head(frame)];
+
+	if (head->pmd_seen == scan_marker(s))
+		return true;
+	if (!(s->page[slot].pte & PTE_DIRTY))
+		return false;
+	clean_folio(s, slot, frame);
+	s->work.tlb_flushes++;
+	sim_charge(s, s->cfg.costs.thp_flush_ns);
+	head->pmd_seen = scan_marker(s);
+	return true;
+}
+
+static bool thp_split(struct sim *s, uint32_t slot, uint32_t frame)
+{
+	sim_split_folio(s, frame);
+	return pte_changed(s, slot); /* the PTEs keep the PMD's dirty bit: track them */
+}
+
+static bool thp_checksum(struct sim *s, uint32_t slot, uint32_t frame)
+{
+	return sim_volatility_checksum.page_changed(s, slot, frame);
+}
+
+#define THP_RULE_(e, name, doc) [SIM_THP_DIRTY_##e] = thp_##name,
+static bool (*const thp_rule[WL_THP_DIRTY_COUNT])(struct sim *s, uint32_t slot,
+						   uint32_t frame) = {
+	WL_THP_DIRTY_POLICIES(THP_RULE_)
+};
+#undef THP_RULE_
+
+static bool dirty_changed(struct sim *s, uint32_t slot, uint32_t frame)
 {
 	s->work.dirty_tests++;
 	sim_charge(s, s->cfg.costs.dirty_test_ns);
-	if (s->frame[frame].flags & FRAME_LARGE) {
-		switch (s->cfg.thp_dirty) {
-		case SIM_THP_DIRTY_CHECKSUM:
-			return sim_checksum_changed(s, slot, frame);
-		case SIM_THP_DIRTY_SPLIT:
-			sim_split_folio(s, frame);
-			break; /* the PTEs keep the PMD's dirty bit: track them */
-		case SIM_THP_DIRTY_ALL:
-			return thp_all_changed(s, slot, frame);
-		}
-	}
+	if (s->frame[frame].flags & FRAME_LARGE)
+		return thp_rule[s->cfg.thp_dirty](s, slot, frame);
 	return pte_changed(s, slot);
 }
 
 /* Without a checksum, a zero page candidate is found by comparing bytes. */
-bool sim_dirty_zero_candidate(struct sim *s, uint32_t slot, uint32_t frame)
+static bool dirty_zero_candidate(struct sim *s, uint32_t slot, uint32_t frame)
 {
+	(void)slot;
 	s->work.memcmp_bytes += CONTENT_PAGE_SIZE;
 	sim_charge(s, s->cfg.costs.memcmp_byte_ns * CONTENT_PAGE_SIZE);
 	return s->frame[frame].content == 0;
 }
 
 const struct sim_detector_ops sim_volatility_dirty = {
-	.name = "dirty",
-	.page_changed = sim_dirty_changed,
-	.zero_candidate = sim_dirty_zero_candidate,
+	.page_changed = dirty_changed,
+	.zero_candidate = dirty_zero_candidate,
 };

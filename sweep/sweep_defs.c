@@ -207,6 +207,27 @@ static int load(const struct sweep_def *d, size_t point, size_t series,
 	return parse_text(&t, name, wl, err, errlen);
 }
 
+/* The simulator's work on the workload of @series at @point: 0, or -1 with a message. */
+static int sim_work_at(const struct sweep_def *d, size_t point, size_t series,
+		       const struct sweep_env *env, struct sim_work *w, char *err, size_t errlen)
+{
+	struct workload *wl = NULL;
+	int rc;
+
+	if (load(d, point, series, env, &wl, err, errlen) != 0)
+		return -1;
+	(void)sim_speed(wl, env, true, w, &rc, err, errlen);
+	wl_free(wl);
+	return rc ? -1 : 0;
+}
+
+/* The costs a sweep's simulator runs use. */
+static const struct sim_costs *costs_in_use(const struct sweep_env *env, struct sim_config *cfg)
+{
+	sim_config_default(cfg);
+	return env->costs ? env->costs : &cfg->costs;
+}
+
 int sweep_workload_text(const struct sweep_def *d, size_t point, size_t series,
 			const struct sweep_env *env, char *buf, size_t len, char *err,
 			size_t errlen)
@@ -275,13 +296,32 @@ static const char *const detector_of_series[] = { "checksum", "checksum", "dirty
 
 static const struct sweep_ratio detector_ratios[] = { { 1, 0 }, { 2, 1 }, { 3, 1 } };
 
+/* A writer of @region storing fresh values at random offsets of @pages before every scan. */
+static void churn_writer(struct sweep_text *t, const char *region, const char *pages)
+{
+	add(t, "\n[writer %s-churn]\nregion = %s\npages = %s\noffset = random:0-4088\n"
+	       "value = fresh\nwhen = every-scan\n",
+	    region, region, pages);
+}
+
 static void volatile_writer(struct sweep_text *t, const char *region, uint64_t written)
 {
+	char pages[48];
+
 	if (written == 0)
 		return;
-	add(t, "\n[writer %s-churn]\nregion = %s\npages = 0-%llu\noffset = random:0-4088\n"
-	       "value = fresh\nwhen = every-scan\n",
-	    region, region, (unsigned long long)written - 1);
+	snprintf(pages, sizeof(pages), "0-%llu", (unsigned long long)written - 1);
+	churn_writer(t, region, pages);
+}
+
+/* volatile and detectors: two regions of @pages unique pages, the second
+ * written the way a guest under EPT without A/D bits writes (no dirty bits) */
+static void host_and_guest(struct sweep_text *t, uint64_t pages)
+{
+	add(t, "\n[region host]\npages = %llu\nfill = unique\n", (unsigned long long)pages);
+	add(t, "\n[region guest]   # written without dirty bits (EPT without A/D)\npages = %llu\n"
+	       "fill = unique\ndirty_tracking = no\n",
+	    (unsigned long long)pages);
 }
 
 static int volatile_text(const struct sweep_def *d, size_t point, size_t series,
@@ -298,10 +338,7 @@ static int volatile_text(const struct sweep_def *d, size_t point, size_t series,
 	       "before every scan\nscans = 5\nsmart_scan = 0\npages_to_scan = %llu\n"
 	       "sleep_millisecs = 20\ndetector = %s\n",
 	    fraction, (unsigned long long)(2 * pages), detector_of_series[series]);
-	add(t, "\n[region host]\npages = %llu\nfill = unique\n", (unsigned long long)pages);
-	add(t, "\n[region guest]   # written without dirty bits (EPT without A/D)\npages = %llu\n"
-	       "fill = unique\ndirty_tracking = no\n",
-	    (unsigned long long)pages);
+	host_and_guest(t, pages);
 	volatile_writer(t, "host", written);
 	volatile_writer(t, "guest", written);
 	return 0;
@@ -314,15 +351,9 @@ static void volatile_explain(const struct sweep_def *d, const struct sweep_env *
 		     "reverse), per run:\n");
 	for (size_t p = 0; p < d->npoints; p++)
 		for (size_t s = 2; s < d->nseries; s++) {
-			struct workload *wl = NULL;
 			struct sim_work w;
-			int rc;
 
-			if (load(d, p, s, env, &wl, NULL, 0) != 0)
-				continue;
-			(void)sim_speed(wl, env, true, &w, &rc, NULL, 0);
-			wl_free(wl);
-			if (rc == 0)
+			if (sim_work_at(d, p, s, env, &w, NULL, 0) == 0)
 				fprintf(out, "  x = %-5g %-11s false stable %8llu, false volatile %8llu\n",
 					d->x[p], d->series[s].name, (unsigned long long)w.false_stable,
 					(unsigned long long)w.false_volatile);
@@ -368,6 +399,7 @@ static void print_cost_shares(const struct sim_work *w, const struct sim_costs *
 		{ "visit", (double)(w->visits - w->pmd_visits) * c->visit_ns },
 		{ "visit pmd", (double)w->pmd_visits * c->visit_pmd_ns },
 		{ "checksum", (double)w->checksums * c->checksum_ns },
+		{ "sample", (double)w->sampled_words * c->sample_word_ns },
 		{ "memcmp", (double)w->memcmp_bytes * c->memcmp_byte_ns },
 		{ "tree", (double)w->tree_levels * c->tree_level_ns },
 		{ "dirty test", (double)w->dirty_tests * c->dirty_test_ns },
@@ -389,25 +421,16 @@ static void print_cost_shares(const struct sim_work *w, const struct sim_costs *
 static void nai_xia_explain(const struct sweep_def *d, const struct sweep_env *env, FILE *out)
 {
 	struct sim_config cfg;
-	const struct sim_costs *c = env->costs;
+	const struct sim_costs *c = costs_in_use(env, &cfg);
 
-	sim_config_default(&cfg);
-	if (!c)
-		c = &cfg.costs;
 	fprintf(out, "The seed's claim: the dirty bit scans up to 8x (4 KiB pages) and 16x (THP) "
 		     "faster than the\nchecksum. Where the simulator's time goes, per page "
 		     "visited (one run each):\n");
 	for (size_t p = 0; p < d->npoints; p++)
 		for (size_t s = 1; s < d->nseries; s++) {
-			struct workload *wl = NULL;
 			struct sim_work w;
-			int rc;
 
-			if (load(d, p, s, env, &wl, NULL, 0) != 0)
-				continue;
-			(void)sim_speed(wl, env, false, &w, &rc, NULL, 0);
-			wl_free(wl);
-			if (rc)
+			if (sim_work_at(d, p, s, env, &w, NULL, 0) != 0)
 				continue;
 			fprintf(out, "  %-12s %-13s", nai_xia_names[p], d->series[s].name);
 			print_cost_shares(&w, c, out);
@@ -419,6 +442,134 @@ static void nai_xia_explain(const struct sweep_def *d, const struct sweep_env *e
 		     "is higher: %.1fx. The seed's figures\nleave the fixed part out.\n",
 		(c->visit_ns + c->checksum_ns) / (c->visit_ns + c->dirty_test_ns),
 		(c->visit_pmd_ns + c->checksum_ns) / (c->visit_pmd_ns + c->dirty_test_ns));
+}
+
+/* --- detectors, detector-errors: what each detector trades --------------------------- */
+
+/*
+ * Every detector of the list (wl_policy.h) on the simulator, over the
+ * fraction of pages written before every scan, drawn anew each time: a page
+ * written in one scan is likely left alone in the next, so partial hashing
+ * comes to trust it and then misses the write that comes (the volatile
+ * sweep writes the same pages every scan, which it never trusts). 20 full
+ * scans, so that trust and audits reach their steady rhythm.
+ */
+static const double detectors_x[] = { 0, 0.01, 0.05, 0.1, 0.25, 0.5, 1 };
+
+#define SWEEP_DETECTOR_SERIES_(e, name, doc) { "sim " #name, SWEEP_SIM },
+static const struct sweep_series detectors_series[] = { WL_DETECTORS(SWEEP_DETECTOR_SERIES_) };
+#undef SWEEP_DETECTOR_SERIES_
+
+/* each detector over the first, the kernel's checksum (its {0, 0} is left out) */
+#define SWEEP_DETECTOR_RATIO_(e, name, doc) { WL_DETECTOR_##e, WL_DETECTOR_CHECKSUM },
+static const struct sweep_ratio detectors_ratio_all[] = { WL_DETECTORS(SWEEP_DETECTOR_RATIO_) };
+#undef SWEEP_DETECTOR_RATIO_
+
+/* detector-errors: both mistakes of every detector but the truth itself */
+#define SWEEP_ERROR_SERIES_(e, name, doc) \
+	{ #name " false stable", SWEEP_SIM }, { #name " false volatile", SWEEP_SIM },
+static const struct sweep_series errors_series_all[] = { WL_DETECTORS(SWEEP_ERROR_SERIES_) };
+#undef SWEEP_ERROR_SERIES_
+
+_Static_assert(WL_DETECTOR_CHECKSUM == 0, "the checksum, the truth, comes first in the list");
+_Static_assert(WL_DETECTOR_COUNT <= SWEEP_MAX_SERIES &&
+	       WL_DETECTOR_COUNT - 1 <= SWEEP_MAX_RATIOS &&
+	       2 * (WL_DETECTOR_COUNT - 1) <= SWEEP_MAX_SERIES,
+	       "more detectors than a sweep's series: raise SWEEP_MAX_SERIES and _RATIOS");
+
+static int churn_text(const struct sweep_def *d, size_t point, enum wl_detector detector,
+		      const struct sweep_env *env, struct sweep_text *t, char *name,
+		      size_t namelen)
+{
+	double fraction = d->x[point];
+	uint64_t pages = scaled(env, 32768), written = (uint64_t)llround(fraction * (double)pages);
+	char sel[48];
+
+	snprintf(name, namelen, "sweep-%s-%g-%s.wl", d->name, fraction, wl_detector_name(detector));
+	add(t, "[global]\ndescription = ksmkit sweep %s: %g of the pages, drawn at random, "
+	       "rewritten before every scan\nscans = 20\nsmart_scan = 0\npages_to_scan = %llu\n"
+	       "sleep_millisecs = 20\ndetector = %s\n",
+	    d->name, fraction, (unsigned long long)(2 * pages), wl_detector_name(detector));
+	host_and_guest(t, pages);
+	if (written == 0)
+		return 0;
+	snprintf(sel, sizeof(sel), "random:%llu", (unsigned long long)written);
+	churn_writer(t, "host", sel);
+	churn_writer(t, "guest", sel);
+	return 0;
+}
+
+static int detectors_text(const struct sweep_def *d, size_t point, size_t series,
+			  const struct sweep_env *env, struct sweep_text *t, char *name,
+			  size_t namelen, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	return churn_text(d, point, (enum wl_detector)series, env, t, name, namelen);
+}
+
+/* detector-errors: series 2k and 2k + 1 are detector k + 1's two mistakes */
+static enum wl_detector detector_of_error_series(size_t series)
+{
+	return (enum wl_detector)(1 + series / 2);
+}
+
+static int errors_text(const struct sweep_def *d, size_t point, size_t series,
+		       const struct sweep_env *env, struct sweep_text *t, char *name,
+		       size_t namelen, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	return churn_text(d, point, detector_of_error_series(series), env, t, name, namelen);
+}
+
+/* Each detector's mistakes against the bytes, in % of the visits (verdicts, here). */
+static int errors_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+		      const bool *want, double *y, char *err, size_t errlen)
+{
+	for (size_t s = 0; s + 1 < d->nseries; s += 2) {
+		struct sim_work w;
+
+		if (!want[s] && !want[s + 1])
+			continue;
+		if (sim_work_at(d, point, s, env, &w, err, errlen) != 0)
+			return -1;
+		y[s] = w.visits ? 100.0 * (double)w.false_stable / (double)w.visits : NAN;
+		y[s + 1] = w.visits ? 100.0 * (double)w.false_volatile / (double)w.visits : NAN;
+	}
+	return 0;
+}
+
+static void detectors_explain(const struct sweep_def *d, const struct sweep_env *env, FILE *out)
+{
+	struct sim_config cfg;
+	const struct sim_costs *c = costs_in_use(env, &cfg);
+
+	fprintf(out, "Where a visit's time goes with no page written (x = 0), per page visited:\n");
+	for (size_t s = 0; s < d->nseries; s++) {
+		struct sim_work w;
+
+		if (sim_work_at(d, 0, s, env, &w, NULL, 0) != 0)
+			continue;
+		fprintf(out, "  %-13s", d->series[s].name);
+		print_cost_shares(&w, c, out);
+	}
+	fprintf(out, "Half the pages are written without dirty bits (a guest under EPT without "
+		     "A/D bits):\nthe dirty bit misses those writes, the hybrid checksums that half. "
+		     "Partial hashing\nsamples 16 or 32 words of a page it has seen unchanged and "
+		     "misses a write outside\nthe sample until its next audit (ksmkit sweep "
+		     "detector-errors counts the mistakes).\n");
+}
+
+static void errors_explain(const struct sweep_def *d, const struct sweep_env *env, FILE *out)
+{
+	(void)d;
+	(void)env;
+	fprintf(out, "Against the bytes: a false stable is a visit that calls the page unchanged "
+		     "although its\ncontent changed since the item's last visit (it goes on to the "
+		     "trees); a false\nvolatile calls it changed although it did not. The checksum is "
+		     "the truth and makes\nneither. Partial hashing's false volatiles are audits that "
+		     "catch a write missed\nbefore the previous visit.\n");
 }
 
 /* --- merge: ksm_tests -P ------------------------------------------------------------ */
@@ -967,6 +1118,19 @@ static const struct sweep_def sweeps[] = {
 	  "0 = 4 KiB pages, 1 = THP", "MiB scanned per ksmd CPU second", false, true,
 	  nai_xia_x, N(nai_xia_x), nai_xia_names, detector_series, N(detector_series),
 	  detector_ratios, N(detector_ratios), nai_xia_text, cpu_speed_run, nai_xia_explain, false },
+	{ "detectors", "every detector's scan speed vs the fraction of pages written at random",
+	  "Scan speed of the simulator's detectors vs pages rewritten at random (256 MiB, half "
+	  "without dirty bits)",
+	  "fraction of pages, drawn anew, rewritten before every scan",
+	  "MiB scanned per ksmd CPU second", false, false, detectors_x, N(detectors_x), NULL,
+	  detectors_series, N(detectors_series), detectors_ratio_all + 1,
+	  N(detectors_ratio_all) - 1, detectors_text, cpu_speed_run, detectors_explain, true },
+	{ "detector-errors", "each detector's wrong verdicts vs the fraction of pages written",
+	  "Wrong verdicts of the simulator's detectors (the detectors sweep's runs)",
+	  "fraction of pages, drawn anew, rewritten before every scan",
+	  "visits judged wrongly, % of visits", false, false, detectors_x, N(detectors_x), NULL,
+	  errors_series_all + 2, N(errors_series_all) - 2, NULL, 0, errors_text, errors_run,
+	  errors_explain, true },
 	{ "merge", "ksm_tests -P: merge speed vs region size",
 	  "Merge speed vs region size (ksm_tests -P)", "region size, MiB",
 	  "MiB merged per second", true, false, merge_x, N(merge_x), NULL, kernel_sim_series,

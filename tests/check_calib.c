@@ -97,6 +97,7 @@ START_TEST(test_microbenchmarks_only)
 	ck_assert_uint_eq(res.nrows, 0);
 	/* measured: finite and positive (their size is the machine's business) */
 	ck_assert(isfinite(res.costs.checksum_ns) && res.costs.checksum_ns > 0);
+	ck_assert(isfinite(res.costs.sample_word_ns) && res.costs.sample_word_ns > 0);
 	ck_assert(isfinite(res.costs.memcmp_byte_ns) && res.costs.memcmp_byte_ns > 0);
 	/* the costs only the kernel can tell keep the defaults */
 	sim_config_default(&cfg);

@@ -65,6 +65,8 @@ static const struct {
 	{ "[check]\n[region a]\ncontents = 1,,2\n", "t.conf:3: [region a] contents = 1,,2: empty item" },
 	{ "[check]\n[region a]\ncontents = 1\n[region a]\ncontents = 2\n", "t.conf:4: duplicate section [region a]" },
 	{ "[check]\nkernel = 5.0\n[region a]\ncontents = 1\n", "t.conf:2: [check] kernel = 5.0: expected 6.18, 6.12, 6.10 or 6.1" },
+	{ "[check]\ndetector = magic\n[region a]\ncontents = 1\n",
+	  "t.conf:2: [check] detector = magic: expected checksum, dirty, hybrid or partial" },
 	{ "[check]\nmax_page_sharing = 1\n[region a]\ncontents = 1\n", "t.conf:2: [check] max_page_sharing = 1" },
 	{ "[check]\nadvisor_mode = scan-time\n[region a]\ncontents = 1\n", "time stands still" },
 	{ "[check]\ninvariants = data,bogus\n[region a]\ncontents = 1\n", "t.conf:2: [check] invariants = data,bogus: unknown invariant" },
@@ -101,8 +103,8 @@ END_TEST
 
 /* --- the simulator's fast paths (sim_mc.h) ------------------------------------------ */
 
-/* A machine of @pages pages of values p % 3, one patched, merging. */
-static struct sim *machine(uint64_t pages)
+/* A machine of @pages pages of values p % 3, one patched, merging, under @d. */
+static struct sim *machine_with(uint64_t pages, enum wl_detector d)
 {
 	struct sim_config sc;
 	char err[128];
@@ -110,6 +112,7 @@ static struct sim *machine(uint64_t pages)
 	int mm, area;
 
 	sim_config_default(&sc);
+	sc.detector = d;
 	s = sim_new(&sc, err, sizeof(err));
 	ck_assert_ptr_nonnull(s);
 	mm = sim_process_new(s);
@@ -120,6 +123,11 @@ static struct sim *machine(uint64_t pages)
 	sim_madvise(s, area, 0, pages, true);
 	sim_run_store(s, 1);
 	return s;
+}
+
+static struct sim *machine(uint64_t pages)
+{
+	return machine_with(pages, WL_DETECTOR_CHECKSUM);
 }
 
 START_TEST(t03_clone_into_and_snapshots_evolve_identically)
@@ -204,6 +212,51 @@ START_TEST(t05_fingerprint_abstracts_only_what_it_says)
 	ck_assert_uint_ne(sim_fingerprint(s), sim_fingerprint(c));
 	sim_free(s);
 	sim_free(c);
+}
+END_TEST
+
+/* A detector's state per rmap_item (partial hashing keeps 12 bytes) is state. */
+START_TEST(t15_a_detectors_item_state_is_cloned_saved_and_fingerprinted)
+{
+	struct sim *s = machine_with(12, WL_DETECTOR_PARTIAL), *c = machine_with(12, WL_DETECTOR_PARTIAL);
+	struct sim *l = machine_with(12, WL_DETECTOR_PARTIAL), *copy;
+	uint32_t slot = 0;
+	uint8_t *trust;
+	char *buf;
+
+	ck_assert_uint_eq(s->item_bytes, 12);
+	for (int i = 0; i < 90; i++) /* items seen unchanged twice are trusted (trust 1+) */
+		sim_ksmd_step(s);
+	ck_assert_int_eq(sim_clone_into(c, s), 0);
+	copy = sim_clone(s);
+	buf = malloc(sim_snapshot_size(s));
+	ck_assert_ptr_nonnull(buf);
+	sim_snapshot_save(s, buf);
+	ck_assert_int_eq(sim_snapshot_load(l, buf), 0);
+	ck_assert(sim_equal(s, c) && sim_equal(s, l) && sim_equal(s, copy));
+	ck_assert_uint_eq(sim_fingerprint(s), sim_fingerprint(l));
+	for (int i = 0; i < 100; i++) {
+		sim_ksmd_step(s);
+		sim_ksmd_step(c);
+		sim_ksmd_step(l);
+		ck_assert(sim_equal(s, c) && sim_equal(s, l));
+		ck_assert_uint_eq(sim_fingerprint(s), sim_fingerprint(c));
+	}
+	/* the same machine but one item's trust (its struct partial_item's byte 8) */
+	for (uint32_t i = 1; i < c->nslots && !slot; i++)
+		if ((c->page[i].rflags & RMAP_EXISTS) && ((uint8_t *)sim_detector_item(c, i))[8])
+			slot = i;
+	ck_assert_uint_ne(slot, 0);
+	trust = sim_detector_item(c, slot);
+	trust[8] = 0;
+	ck_assert(!sim_equal(s, c));
+	ck_assert_uint_ne(sim_hash(s), sim_hash(c));
+	ck_assert_uint_ne(sim_fingerprint(s), sim_fingerprint(c));
+	free(buf);
+	sim_free(s);
+	sim_free(c);
+	sim_free(l);
+	sim_free(copy);
 }
 END_TEST
 
@@ -429,6 +482,51 @@ START_TEST(t12_unsayable_counterexamples_say_why)
 }
 END_TEST
 
+/* Partial hashing: exact merges and liveness hold; volatility is traded away. */
+START_TEST(t14_partial_hashing_holds_all_but_volatility)
+{
+	struct mc_config *cfg = load("partial.conf");
+	struct mc_result res = run(cfg, NULL);
+
+	ck_assert_int_eq(cfg->detector, WL_DETECTOR_PARTIAL);
+	ck_assert_msg(res.verdict == MC_PASS, "%s: %s", mc_invariant_name(res.invariant),
+		      res.message);
+	ck_assert(res.stats.exhaustive);
+	ck_assert(cfg->check[MC_INV_LIVENESS] && !cfg->check[MC_INV_VOLATILITY]);
+	mc_result_free(&res);
+	cfg->check[MC_INV_VOLATILITY] = true;
+	res = run(cfg, NULL);
+	ck_assert_int_eq(res.verdict, MC_VIOLATION);
+	ck_assert_int_eq(res.invariant, MC_INV_VOLATILITY);
+	ck_assert_msg(strstr(res.message, "yet this visit put it into the unstable tree"), "%s",
+		      res.message);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+}
+END_TEST
+
+/* With writes at offset 0, a word every sample holds, nothing is missed. */
+START_TEST(t16_partial_hashing_sees_writes_to_sampled_words)
+{
+	static const char text[] =
+		"[check]\ndetector = partial\nvalues = 1,2\nwrites = 2\noffset = 0\nsmart_scan = 0\n"
+		"[region a]\nprocess = p0\ncontents = 1,1\n[region b]\nprocess = p1\ncontents = 1,2\n";
+	struct mc_config *cfg;
+	struct mc_error err;
+	struct mc_result res;
+
+	ck_assert_msg(mc_config_parse_buffer(text, strlen(text), "t.conf", &cfg, &err) == 0, "%s",
+		      err.text);
+	ck_assert(cfg->check[MC_INV_VOLATILITY]);
+	res = run(cfg, NULL);
+	ck_assert_msg(res.verdict == MC_PASS, "%s: %s", mc_invariant_name(res.invariant),
+		      res.message);
+	ck_assert(res.stats.exhaustive);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+}
+END_TEST
+
 START_TEST(t13_text_and_json_reports)
 {
 	struct mc_config *cfg = load("scan-steps.conf");
@@ -472,6 +570,7 @@ static Suite *mc_suite(void)
 	tcase_add_test(tc, t03_clone_into_and_snapshots_evolve_identically);
 	tcase_add_test(tc, t04_copies_between_machines_of_other_sizes);
 	tcase_add_test(tc, t05_fingerprint_abstracts_only_what_it_says);
+	tcase_add_test(tc, t15_a_detectors_item_state_is_cloned_saved_and_fingerprinted);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("search");
 	tcase_set_timeout(tc, 120);
@@ -481,6 +580,8 @@ static Suite *mc_suite(void)
 			    sizeof(caught) / sizeof(caught[0]));
 	tcase_add_test(tc, t09_the_mutant_table_is_complete);
 	tcase_add_test(tc, t10_bounded_dfs_and_state_limits_say_so);
+	tcase_add_test(tc, t14_partial_hashing_holds_all_but_volatility);
+	tcase_add_test(tc, t16_partial_hashing_sees_writes_to_sampled_words);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("counterexamples");
 	tcase_set_timeout(tc, 60);

@@ -1,10 +1,11 @@
 /*
  * check_sim_detectors.c - the simulator's volatility detectors (checksum,
- * dirty, hybrid), their THP policies, and the work counters the cost model
- * charges: where the dirty bit agrees with the kernel's checksum, where it
- * does not (writes that restore the bytes; memory without dirty tracking,
- * where it wrongly calls written pages stable and the hybrid does not), and
- * what each rule costs.
+ * dirty, hybrid, partial), their THP policies, and the work counters the
+ * cost model charges: where the dirty bit agrees with the kernel's checksum,
+ * where it does not (writes that restore the bytes; memory without dirty
+ * tracking, where it wrongly calls written pages stable and the hybrid does
+ * not), when partial hashing samples, misses and catches up, and what each
+ * rule costs.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -283,6 +284,163 @@ START_TEST(a_visit_in_a_thp_costs_visit_pmd_ns)
 }
 END_TEST
 
+/* --- partial hashing (volatility_partial.c) ---------------------------------- */
+
+/* Every counter of @a equals @b's. */
+static void assert_same_counters(const struct sim *a, const struct sim *b)
+{
+	for (int k = 0; k < TRACE_COUNTER_COUNT; k++)
+		ck_assert_int_eq(counter(a, k), counter(b, k));
+}
+
+/* @pages unique pages (100 + page), never merging, under @d. */
+static struct box unique_box(enum wl_detector d, uint64_t pages)
+{
+	struct box b = make(d, SIM_THP_DIRTY_ALL, pages, false, true);
+
+	for (uint64_t p = 0; p < pages; p++)
+		sim_fill(b.s, b.area, p, 100 + p);
+	return b;
+}
+
+START_TEST(partial_samples_idle_pages_ever_more_sparsely)
+{
+	struct box b = unique_box(WL_DETECTOR_PARTIAL, 50);
+
+	for (int i = 0; i < 12; i++)
+		full_scan(b.s);
+	/*
+	 * Per page: visits 1 and 2 read it whole (the kernel's rule), then trust
+	 * 1 samples 32 words at visit 3 and audits at 4, trust 2 samples 16 at 5
+	 * to 7 and audits at 8, trust 3 samples 16 at 9 to 12 (next audit: 16).
+	 */
+	ck_assert_uint_eq(work(b.s).checksums, 50 * 4);
+	ck_assert_uint_eq(work(b.s).sampled_words, 50 * (32 + 3 * 16 + 4 * 16));
+	ck_assert_uint_eq(work(b.s).false_stable + work(b.s).false_volatile, 0);
+	ck_assert_int_eq(counter(b.s, TRACE_PAGES_UNSHARED), 50);
+	sim_free(b.s);
+}
+END_TEST
+
+/*
+ * A write to word 1 (bytes 8-15), which only the whole page covers, after an
+ * idle page reached trust 3 (its audit at visit 8, a sample at visit 9).
+ */
+static struct box write_word_after_scan_9(uint32_t offset)
+{
+	struct box b = unique_box(WL_DETECTOR_PARTIAL, 10);
+
+	for (int i = 0; i < 9; i++)
+		full_scan(b.s);
+	for (uint64_t p = 0; p < 5; p++)
+		ck_assert_int_eq(sim_write(b.s, b.area, p, offset, content_fresh_value(p)), 0);
+	for (int i = 9; i < 16; i++)
+		full_scan(b.s);
+	return b;
+}
+
+START_TEST(partial_misses_an_unsampled_write_until_its_audit)
+{
+	struct box missed = write_word_after_scan_9(8), seen = write_word_after_scan_9(0);
+
+	/* visit 10 calls each written page stable (the sample missed it); the
+	 * audit at visit 16 finds the page changed since visit 8 and calls it
+	 * volatile, though it did not change after visit 10 */
+	ck_assert_uint_eq(work(missed.s).false_stable, 5);
+	ck_assert_uint_eq(work(missed.s).false_volatile, 5);
+	ck_assert_int_eq(counter(missed.s, TRACE_PAGES_VOLATILE), 5);
+	/* word 0 is in every sample: seen at once, nothing misjudged */
+	ck_assert_uint_eq(work(seen.s).false_stable + work(seen.s).false_volatile, 0);
+	ck_assert_int_eq(counter(seen.s, TRACE_PAGES_VOLATILE), 0);
+	/* the seen pages were read whole at the write's visit, then twice more
+	 * (trust 0 at visit 11, the audit at 12 after trust 1): a page hashed
+	 * whole again only as long as it takes to trust it */
+	ck_assert_uint_eq(work(seen.s).checksums, work(missed.s).checksums + 5 * 2);
+	sim_free(missed.s);
+	sim_free(seen.s);
+}
+END_TEST
+
+START_TEST(partial_judges_pages_written_every_scan_as_the_kernel)
+{
+	struct box c = unique_box(WL_DETECTOR_CHECKSUM, 40), p = unique_box(WL_DETECTOR_PARTIAL, 40);
+	uint64_t fresh = 0;
+
+	for (int i = 0; i < 8; i++) {
+		full_scan(c.s);
+		full_scan(p.s);
+		for (uint64_t q = 0; q < 10; q++) {
+			uint64_t v = content_fresh_value(fresh++);
+			uint32_t at = (uint32_t)(q * 397 % 4089);
+
+			sim_write(c.s, c.area, q, at, v);
+			sim_write(p.s, p.area, q, at, v);
+		}
+		assert_same_counters(c.s, p.s);
+	}
+	/* the written pages never earn trust: every visit of theirs hashes them
+	 * whole, and no verdict is wrong */
+	ck_assert_uint_eq(work(p.s).false_stable + work(p.s).false_volatile, 0);
+	ck_assert_int_eq(counter(p.s, TRACE_PAGES_VOLATILE), 10);
+	ck_assert_uint_ge(work(p.s).checksums, 10 * 8);
+	ck_assert_uint_lt(work(p.s).checksums, work(c.s).checksums);
+	sim_free(c.s);
+	sim_free(p.s);
+}
+END_TEST
+
+START_TEST(partial_merges_and_finds_zero_pages_as_the_kernel)
+{
+	struct box c = make(WL_DETECTOR_CHECKSUM, SIM_THP_DIRTY_ALL, 30, false, true);
+	struct box p = make(WL_DETECTOR_PARTIAL, SIM_THP_DIRTY_ALL, 30, false, true);
+
+	for (uint64_t q = 20; q < 30; q++) {
+		sim_fill(c.s, c.area, q, 0);
+		sim_fill(p.s, p.area, q, 0);
+	}
+	sim_knob_store(c.s, WL_KNOB_USE_ZERO_PAGES, 1);
+	sim_knob_store(p.s, WL_KNOB_USE_ZERO_PAGES, 1);
+	for (int i = 0; i < 4; i++) {
+		full_scan(c.s);
+		full_scan(p.s);
+		assert_same_counters(c.s, p.s);
+	}
+	ck_assert_int_eq(counter(p.s, TRACE_KSM_ZERO_PAGES), 10);
+	ck_assert_int_eq(counter(p.s, TRACE_PAGES_SHARING), 19);
+	sim_free(c.s);
+	sim_free(p.s);
+}
+END_TEST
+
+/* Unique pages, a sample of 16 words against a whole page: what a visit costs. */
+START_TEST(a_sampled_visit_costs_its_words)
+{
+	struct box c = unique_box(WL_DETECTOR_CHECKSUM, 100), p = unique_box(WL_DETECTOR_PARTIAL, 100);
+	uint64_t cc, pc;
+	struct sim_config cfg;
+
+	sim_config_default(&cfg);
+	for (int i = 0; i < 8; i++) {
+		full_scan(c.s);
+		full_scan(p.s);
+	}
+	/* time is charged when a batch ends: scan 9 in batches of its own */
+	sim_knob_store(c.s, WL_KNOB_PAGES_TO_SCAN, 1000);
+	sim_knob_store(p.s, WL_KNOB_PAGES_TO_SCAN, 1000);
+	cc = sim_ksmd_cpu_ns(c.s);
+	pc = sim_ksmd_cpu_ns(p.s);
+	sim_ksmd_batch(c.s); /* visit 9: a 16-word sample against a checksum */
+	sim_ksmd_batch(p.s);
+	ck_assert_uint_eq(sim_full_scans(p.s), 9);
+	cc = sim_ksmd_cpu_ns(c.s) - cc;
+	pc = sim_ksmd_cpu_ns(p.s) - pc;
+	ck_assert_uint_eq(cc - pc, (uint64_t)(100 * (cfg.costs.checksum_ns -
+						       16 * cfg.costs.sample_word_ns) + 0.5));
+	sim_free(c.s);
+	sim_free(p.s);
+}
+END_TEST
+
 START_TEST(cost_files_round_trip_and_reject_nonsense)
 {
 	char path[] = "/tmp/check_costs_XXXXXX", err[256];
@@ -301,6 +459,13 @@ START_TEST(cost_files_round_trip_and_reject_nonsense)
 	ck_assert_int_eq(sim_costs_load(path, &b, err, sizeof(err)), 0);
 	ck_assert(b.checksum_ns > 123.49 && b.checksum_ns < 123.51);
 	ck_assert_uint_eq(b.hz, 1000);
+	/* a file from before sample_word_ns existed keeps its default */
+	f = fopen(path, "w");
+	fputs("[costs]\nvisit_ns = 10\nchecksum_ns = 500\n", f);
+	fclose(f);
+	b = cfg.costs;
+	ck_assert_int_eq(sim_costs_load(path, &b, err, sizeof(err)), 0);
+	ck_assert(b.checksum_ns == 500 && b.sample_word_ns == cfg.costs.sample_word_ns);
 	f = fopen(path, "w");
 	fputs("[costs]\nvisit_ns = 10\nwarp_ns = 3\n", f);
 	fclose(f);
@@ -330,6 +495,11 @@ int main(void)
 	tcase_add_test(tc, thp_policies_of_the_dirty_rule);
 	tcase_add_test(tc, the_dirty_bit_is_cheaper_on_volatile_pages);
 	tcase_add_test(tc, a_visit_in_a_thp_costs_visit_pmd_ns);
+	tcase_add_test(tc, partial_samples_idle_pages_ever_more_sparsely);
+	tcase_add_test(tc, partial_misses_an_unsampled_write_until_its_audit);
+	tcase_add_test(tc, partial_judges_pages_written_every_scan_as_the_kernel);
+	tcase_add_test(tc, partial_merges_and_finds_zero_pages_as_the_kernel);
+	tcase_add_test(tc, a_sampled_visit_costs_its_words);
 	tcase_add_test(tc, cost_files_round_trip_and_reject_nonsense);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -4,7 +4,8 @@
  * simulator alone gives the values the semantics require (pages_shared with
  * merge_across_nodes 1 and 0), repeated for every run with min = median =
  * max; the hybrid detector does less work than the checksum on a volatile
- * mix; rows round-trip through the CSV format, concatenated job outputs
+ * mix; partial hashing is faster than the checksum on idle pages and misjudges
+ * pages written at random; rows round-trip through the CSV format, concatenated job outputs
  * included, and bad rows are named FILE:LINE; result files are written.
  * Nothing here touches the kernel or measures time.
  */
@@ -165,6 +166,36 @@ START_TEST(test_hybrid_beats_checksum_when_all_volatile)
 }
 END_TEST
 
+/* Partial hashing: cheaper visits to idle pages, paid in mistakes on pages written at random. */
+START_TEST(test_partial_hashing_trades_speed_for_mistakes)
+{
+	const struct sweep_def *d = sweep_find("detectors"), *e = sweep_find("detector-errors");
+	struct sweep_env env = sim_env(0.05);
+	struct sweep_point_result res;
+	char err[512];
+	size_t checksum = series_index(d, "sim checksum"), partial = series_index(d, "sim partial");
+	size_t stable = series_index(e, "partial false stable");
+	size_t wrong_volatile = series_index(e, "partial false volatile");
+	size_t hybrid = series_index(e, "hybrid false stable");
+
+	ck_assert_uint_eq(d->nseries, WL_DETECTOR_COUNT); /* every detector of the list */
+	ck_assert_msg(sweep_point(d, 0, 1, &env, NULL, NULL, &res, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_double_gt(res.series[partial].median, res.series[checksum].median);
+	ck_assert_msg(sweep_point(e, 3, 1, &env, NULL, NULL, &res, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_double_eq(e->x[3], 0.1);
+	ck_assert_double_gt(res.series[stable].median, 0);
+	ck_assert_double_gt(res.series[wrong_volatile].median, 0);
+	ck_assert_double_eq(res.series[hybrid].median, 0);
+	/* every page written before every scan is never trusted: no mistake */
+	ck_assert_msg(sweep_point(e, e->npoints - 1, 1, &env, NULL, NULL, &res, err,
+				  sizeof(err)) == 0, "%s", err);
+	ck_assert_double_eq(res.series[stable].median, 0);
+	ck_assert_double_eq(res.series[wrong_volatile].median, 0);
+}
+END_TEST
+
 START_TEST(test_merge_point_predicts)
 {
 	const struct sweep_def *d = sweep_find("merge");
@@ -304,6 +335,7 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_numa_point_values);
 	tcase_add_test(tc, test_numa_per_node_values);
 	tcase_add_test(tc, test_hybrid_beats_checksum_when_all_volatile);
+	tcase_add_test(tc, test_partial_hashing_trades_speed_for_mistakes);
 	tcase_add_test(tc, test_merge_point_predicts);
 	tcase_add_test(tc, test_rows_round_trip);
 	tcase_add_test(tc, test_bad_rows_named);

@@ -1072,7 +1072,7 @@ static const struct bad_case bad_cases[] = {
 	  "[event e]\nat = after-scan:1\naction = set\nset = smart_scan=0\n",
 	  "t.wl:10: [event e] set = smart_scan=0: kernel 6.1 has no such knob (it came in 6.7)" },
 	{ "[global]\nscans = 3\ndetector = magic\n",
-	  "t.wl:3: [global] detector = magic: expected checksum, dirty or hybrid" },
+	  "t.wl:3: [global] detector = magic: expected checksum, dirty, hybrid or partial" },
 	{ "[global]\nscans = 3\nmax_page_sharing = 1\n",
 	  "t.wl:3: [global] max_page_sharing = 1: at least 2 (the kernel says EINVAL)" },
 	{ "[global]\nscans = 3\nmerge_across_nodes = 2\n",

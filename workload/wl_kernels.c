@@ -75,18 +75,7 @@ int wl_kernel_lookup(const char *name)
 
 const char *wl_kernel_choices(char *buf, size_t len)
 {
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (int k = 0; k < WL_KERNEL_COUNT && used < len; k++) {
-		const char *sep = k == 0 ? "" : k + 1 == WL_KERNEL_COUNT ? " or " : ", ";
-		int n = snprintf(buf + used, len - used, "%s%s", sep, kernel_rows[k].name);
-
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-	return buf;
+	return wl_choices_text(kernel_names, buf, len);
 }
 
 static const struct since *since_of(const char *name)

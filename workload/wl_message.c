@@ -1,6 +1,7 @@
 /*
  * wl_message.c - the parser's error messages: recording the first one, making
- * the input they quote safe to print, and "did you mean?" for a mistyped key.
+ * the input they quote safe to print, "did you mean?" for a mistyped key, and
+ * the list of choices a key accepts ("checksum, dirty or hybrid").
  *
  * A message quotes the input (a value, a section header, a key) and goes to a
  * terminal, so every byte a terminal would act on is escaped as \xNN: C0 and
@@ -163,4 +164,23 @@ const char *wl_suggest_result(const struct wl_suggest *s)
 	unsigned allowed = strlen(s->typed) >= 5 ? 2 : 1;
 
 	return s->best && s->distance > 0 && s->distance <= allowed ? s->best : NULL;
+}
+
+/* --- listing the choices ------------------------------------------------------ */
+
+const char *wl_choices_text(const char *const *names, char *buf, size_t len)
+{
+	size_t n = 0, at = 0;
+
+	while (names[n])
+		n++;
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < n && at < len; i++) {
+		const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+		int w = snprintf(buf + at, len - at, "%s%s", sep, names[i]);
+
+		at = w < 0 ? len : at + (size_t)w;
+	}
+	return buf;
 }

@@ -120,6 +120,14 @@ static int key_word(const struct keyctx *k, const char *const *names, const char
 	return v;
 }
 
+/* key_word() for a list of choices (a policy's): the message lists them all. */
+static int key_choice(const struct keyctx *k, const char *const *names)
+{
+	char expected[128];
+
+	return key_word(k, names, wl_choices_text(names, expected, sizeof(expected)));
+}
+
 static int key_u64(const struct keyctx *k, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char why[96];
@@ -159,8 +167,9 @@ static int key_time(const struct keyctx *k, uint64_t *ns)
 
 /* --- [global] --------------------------------------------------------- */
 
-static const char *const detector_names[] = { "checksum", "dirty", "hybrid", NULL };
-static const char *const thp_dirty_names[] = { "all", "split", "checksum", NULL };
+/* the policies, from their lists (wl_policy.h) */
+static const char *const detector_names[] = { WL_DETECTORS(WL_POLICY_NAME) NULL };
+static const char *const thp_dirty_names[] = { WL_THP_DIRTY_POLICIES(WL_POLICY_NAME) NULL };
 
 const char *wl_thp_dirty_name(enum wl_thp_dirty policy)
 {
@@ -229,13 +238,13 @@ static int global_key(const struct keyctx *k, struct workload *wl, bool *have_sc
 		return 0;
 	}
 	if (strcmp(key, "detector") == 0) {
-		if ((v = key_word(k, detector_names, "checksum, dirty or hybrid")) < 0)
+		if ((v = key_choice(k, detector_names)) < 0)
 			return -1;
 		wl->detector = (enum wl_detector)v;
 		return 0;
 	}
 	if (strcmp(key, "thp_dirty") == 0) {
-		if ((v = key_word(k, thp_dirty_names, "all, split or checksum")) < 0)
+		if ((v = key_choice(k, thp_dirty_names)) < 0)
 			return -1;
 		wl->thp_dirty = (enum wl_thp_dirty)v;
 		return 0;

@@ -29,6 +29,7 @@
 #include "content.h"
 #include "rng.h"
 #include "trace.h"
+#include "wl_policy.h"
 
 #define WL_PAGE_SIZE CONTENT_PAGE_SIZE
 /* Longest section name (region, writer, event, process), NUL excluded. */
@@ -109,15 +110,9 @@ const char *wl_kernel_choices(char *buf, size_t len);
 /* Every kernel name, NULL-terminated, in the table's order. */
 const char *const *wl_kernel_names(void);
 
-/* How the simulator decides a page is volatile. */
-enum wl_detector {
-	WL_DETECTOR_CHECKSUM, /* the kernel's rule; the default */
-	WL_DETECTOR_DIRTY,    /* the 2011 PTE dirty-bit proposal */
-	WL_DETECTOR_HYBRID,   /* dirty bit where tracked, checksum elsewhere */
-};
-
-/* Simulator policy: dirty-bit detectors on PMD-mapped THPs (sim.h). */
-enum wl_thp_dirty { WL_THP_DIRTY_ALL, WL_THP_DIRTY_SPLIT, WL_THP_DIRTY_CHECKSUM };
+/* The simulator's policies chosen by name: enum wl_detector (how it decides
+ * a page is volatile) and enum wl_thp_dirty (dirty bits of PMD-mapped THPs),
+ * each generated from its list in wl_policy.h. */
 
 /* The writable KSM knobs under /sys/kernel/mm/ksm, except run. */
 enum wl_knob {
@@ -491,6 +486,7 @@ enum wl_knob_rule wl_knob_store_check(enum wl_knob knob, uint64_t value, bool ad
  */
 int wl_kernel_from_release(const char *release, enum wl_kernel *kernel, char *why,
 			   size_t whylen);
+/* The word a workload writes for each policy (wl_policy.h's lists). */
 const char *wl_detector_name(enum wl_detector detector);
 const char *wl_thp_dirty_name(enum wl_thp_dirty policy);
 const char *wl_action_name(enum wl_action action);
@@ -571,5 +567,8 @@ const char *wl_bytes_text(uint64_t bytes, char *buf, size_t len);
  * whitespace; strip leading and trailing whitespace in place. */
 void wl_strip_comment(char *s);
 void wl_trim(char *s);
+/* The choices of a NULL-terminated list of @names for a message: "a, b or c"
+ * ("a" alone, "a or b"), into @buf, which is returned (cut to fit @len). */
+const char *wl_choices_text(const char *const *names, char *buf, size_t len);
 
 #endif
