@@ -185,8 +185,17 @@ static enum expect_verdict overall(const struct expect_result *r)
 	return any ? EXPECT_PASS : EXPECT_NOT_APPLICABLE;
 }
 
+/* Every check of @r does not apply: the kernel lacks what the workload requires. */
+static void unmet(struct expect_result *r, const char *unmet_why)
+{
+	for (size_t i = 0; i < r->nchecks; i++) {
+		r->check[i].verdict = EXPECT_NOT_APPLICABLE;
+		snprintf(r->check[i].why, sizeof(r->check[i].why), "%s", unmet_why);
+	}
+}
+
 static int evaluate_one(const struct workload *wl, enum wl_kernel k, const struct trace *t,
-			const struct trace_page *pages, size_t npages,
+			const struct trace_page *pages, size_t npages, const char *unmet_why,
 			const struct wl_expectation *ex, struct expect_result *r)
 {
 	const struct trace_row *row = ex->event >= 0 ? NULL : row_of(t, ex);
@@ -196,7 +205,10 @@ static int evaluate_one(const struct workload *wl, enum wl_kernel k, const struc
 	r->check = calloc(r->nchecks, sizeof(*r->check));
 	if (!r->check)
 		return -1;
-	if (ex->event >= 0) {
+	r->scan = row ? row->scan : ex->at_scan;
+	if (unmet_why[0]) {
+		unmet(r, unmet_why);
+	} else if (ex->event >= 0) {
 		check_store(wl, t, ex, &r->check[0]);
 	} else if (!row) {
 		for (size_t i = 0; i < r->nchecks; i++) {
@@ -205,9 +217,7 @@ static int evaluate_one(const struct workload *wl, enum wl_kernel k, const struc
 				 "after scan %" PRIu64 " (it ended after scan %" PRIu64 ")",
 				 ex->at_scan, last_scan(t));
 		}
-		r->scan = ex->at_scan;
 	} else {
-		r->scan = row->scan;
 		for (size_t i = 0; i < r->nchecks; i++)
 			check_row(wl, k, &ex->checks[i], row, pages, npages, &r->check[i]);
 	}
@@ -219,16 +229,22 @@ int expect_evaluate(const struct workload *wl, const struct trace *t,
 		    const struct trace_page *pages, size_t npages, struct expect_report *rep)
 {
 	enum wl_kernel k = judged_by(wl, t);
+	int lacks = wl_kernel_lacks(k, wl->requires);
 
 	memset(rep, 0, sizeof(*rep));
 	snprintf(rep->kernel, sizeof(rep->kernel), "%s", wl_kernel_name(k));
+	if (lacks >= 0)
+		snprintf(rep->unmet, sizeof(rep->unmet), "kernel %s lacks %s (%s): not "
+			 "checked", wl_kernel_name(k),
+			 wl_kernel_fact_name((enum wl_kernel_fact)lacks),
+			 wl_kernel_fact_doc((enum wl_kernel_fact)lacks));
 	rep->result = calloc(wl->nexpects ? wl->nexpects : 1, sizeof(*rep->result));
 	if (!rep->result)
 		return -1;
 	for (size_t i = 0; i < wl->nexpects; i++) {
 		struct expect_result *r = &rep->result[rep->n++];
 
-		if (evaluate_one(wl, k, t, pages, npages, &wl->expects[i], r) != 0) {
+		if (evaluate_one(wl, k, t, pages, npages, rep->unmet, &wl->expects[i], r) != 0) {
 			expect_report_free(rep);
 			return -1;
 		}

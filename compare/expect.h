@@ -10,7 +10,9 @@
  * passes, fails, or does not apply: a counter or ksm_stat line the kernel
  * that ran lacks (6.12 has no ksm_merge_any line) is not checked, with the
  * reason. An expectation fails when one check fails, does not apply when no
- * check applies, and passes otherwise. duplicates counts, at that row, the
+ * check applies, and passes otherwise. No check applies on a kernel that
+ * lacks a fact the workload requires ([global] requires: a selftest of a
+ * fix, on a kernel without it). duplicates counts, at that row, the
  * pages of the region in the process whose frame another of them maps
  * (KSM's zero page counts as one frame); a page whose frame the kernel did
  * not expose (pfn 0) is left out, as ksm_functional_tests'
@@ -52,6 +54,8 @@ struct expect_report {
 	size_t n;
 	size_t passed, failed, not_applicable;
 	char kernel[64];      /* the semantics the checks were judged by ("6.12") */
+	char unmet[200];      /* "": the kernel has every fact the workload requires; else
+				 why no check applies ("kernel 6.1 lacks unshares_uffd_wp ...") */
 };
 
 /*

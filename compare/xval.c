@@ -52,6 +52,7 @@ static void take_result(struct kb_result *res, struct xval_side *out)
 	out->pages = res->pages;
 	out->npages = res->npages;
 	out->invalid_rows = res->invalid_rows;
+	out->measurement = res->measurement;
 	res->trace = NULL;
 	res->pages = NULL;
 	res->npages = 0;

@@ -198,6 +198,45 @@ START_TEST(what_the_kernel_lacks_does_not_apply)
 }
 END_TEST
 
+/*
+ * A workload that requires a fact (a selftest of a fix): on a kernel whose
+ * row lacks it no check applies, whatever the values, and the report says
+ * why; on one that has it the checks are judged as usual.
+ */
+START_TEST(a_kernel_without_a_required_fact_checks_nothing)
+{
+	struct workload *wl = parse("[global]\nrequires = fork_resets_counts\nscans = 3\n"
+				    "pages_to_scan = 5000\n[region map]\npages = 8\nfill = same\n"
+				    "value = 7\n[event fork]\nat = after-scan:2\naction = fork\n"
+				    "process = main\nchild = kid\n"
+				    "[expect own]\nat = end\nkid.ksm_merging_pages = 8\n"
+				    "[expect wrong]\nat = end\npages_shared = 99\n");
+	struct run r = simulate(wl);
+	struct expect_report rep = judge(wl, &r);
+
+	ck_assert_str_eq(rep.unmet, "");
+	ck_assert_int_eq(rep.result[0].verdict, EXPECT_PASS);
+	ck_assert_int_eq(rep.result[1].verdict, EXPECT_FAIL);
+	expect_report_free(&rep);
+	/* the same rows, as if Debian's 6.1 had written them */
+	free(r.trace->kernel);
+	r.trace->kernel = strdup("6.1.0-57-amd64");
+	rep = judge(wl, &r);
+	ck_assert_str_eq(rep.unmet, "kernel 6.1 lacks fork_resets_counts (a fork child's ksm_stat "
+				    "counts start at zero, the late-2025 fork counter fix): not "
+				    "checked");
+	for (size_t e = 0; e < 2; e++) {
+		ck_assert_int_eq(rep.result[e].verdict, EXPECT_NOT_APPLICABLE);
+		ck_assert_str_eq(rep.result[e].check[0].why, rep.unmet);
+	}
+	ck_assert_uint_eq(rep.not_applicable, 2);
+	ck_assert_uint_eq(rep.failed + rep.passed, 0);
+	expect_report_free(&rep);
+	run_free(&r);
+	wl_free(wl);
+}
+END_TEST
+
 /* A row the run never reached, and a process absent from a row, fail. */
 START_TEST(missing_rows_and_processes_fail)
 {
@@ -276,6 +315,7 @@ int main(void)
 	tcase_add_test(tc, zero_pages_are_one_frame);
 	tcase_add_test(tc, a_stores_errno_is_checked);
 	tcase_add_test(tc, what_the_kernel_lacks_does_not_apply);
+	tcase_add_test(tc, a_kernel_without_a_required_fact_checks_nothing);
 	tcase_add_test(tc, missing_rows_and_processes_fail);
 	tcase_add_test(tc, both_sides_side_by_side);
 	suite_add_tcase(s, tc);

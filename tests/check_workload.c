@@ -167,6 +167,8 @@ START_TEST(global_keys)
 	struct workload *wl = parse_ok(
 		"[global]\n"
 		"description = every global key\n"
+		"upstream = ksm_functional_tests test_prot_none\n"
+		"requires = reaches_prot_none,unshares_zero_pages\n"
 		"kernel = 6.10\n"
 		"detector = hybrid\n"
 		"thp_dirty = split\n"
@@ -188,6 +190,9 @@ START_TEST(global_keys)
 		"[region a]\npages = 1\nfill = zero\n");
 
 	ck_assert_str_eq(wl->description, "every global key");
+	ck_assert_str_eq(wl->upstream, "ksm_functional_tests test_prot_none");
+	ck_assert_uint_eq(wl->requires, (1u << WL_FACT_REACHES_PROT_NONE) |
+						(1u << WL_FACT_UNSHARES_ZERO_PAGES));
 	ck_assert_int_eq(wl->kernel, WL_KERNEL_6_10);
 	ck_assert_int_eq(wl->detector, WL_DETECTOR_HYBRID);
 	ck_assert_int_eq(wl->thp_dirty, WL_THP_DIRTY_SPLIT);
@@ -664,9 +669,10 @@ START_TEST(fork_child_inherits_unmapped_state)
 }
 END_TEST
 
-START_TEST(shipped_workloads_round_trip)
+/* Every workload in @dirpath parses and round-trips; returns how many. */
+static int round_trip_dir(const char *dirpath)
 {
-	DIR *dir = opendir(SRCDIR "/workloads");
+	DIR *dir = opendir(dirpath);
 	struct dirent *de;
 	int seen = 0;
 
@@ -679,7 +685,7 @@ START_TEST(shipped_workloads_round_trip)
 
 		if (n < 4 || strcmp(de->d_name + n - 3, ".wl") != 0)
 			continue;
-		snprintf(path, sizeof(path), SRCDIR "/workloads/%s", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", dirpath, de->d_name);
 		if (wl_parse_file(path, &wl, &err) != 0)
 			ck_abort_msg("shipped workload does not parse: %s", err.text);
 		assert_round_trip(wl);
@@ -687,7 +693,14 @@ START_TEST(shipped_workloads_round_trip)
 		seen++;
 	}
 	closedir(dir);
-	ck_assert_int_ge(seen, 1);
+	return seen;
+}
+
+START_TEST(shipped_workloads_round_trip)
+{
+	ck_assert_int_ge(round_trip_dir(SRCDIR "/workloads"), 1);
+	/* the selftests: ten functional tests, twenty ksm_tests runs */
+	ck_assert_int_eq(round_trip_dir(SRCDIR "/workloads/selftests"), 30);
 }
 END_TEST
 
@@ -1268,6 +1281,26 @@ static const struct bad_case bad_cases[] = {
 	  "be all" },
 	{ "[global]\ndescription=#x\nscans = 3\n",
 	  "t.wl:2: [global] description = #x: must not start with '#' or ';' (they start a comment)" },
+	{ "[global]\nupstream=;x\nscans = 3\n",
+	  "t.wl:2: [global] upstream = ;x: must not start with '#' or ';' (they start a comment)" },
+	{ "[global]\nscans = 3\nrequires = prctl\n",
+	  "t.wl:3: [global] requires = prctl: 'prctl' is not a kernel fact (checksum_first, "
+	  "unshares_zero_pages, fork_resets_counts, prctl_merge, exec_keeps_merge_any, "
+	  "unshares_uffd_wp or reaches_prot_none)" },
+	{ "[global]\nscans = 3\nrequires = prctl_merge,prctl_merge\n",
+	  "t.wl:3: [global] requires = prctl_merge,prctl_merge: 'prctl_merge' is listed twice" },
+	{ "[global]\nscans = 3\nrequires = prctl_merge,,checksum_first\n",
+	  "t.wl:3: [global] requires = prctl_merge,,checksum_first: expected a comma-separated "
+	  "list of checksum_first, unshares_zero_pages, fork_resets_counts, prctl_merge, "
+	  "exec_keeps_merge_any, unshares_uffd_wp or reaches_prot_none" },
+	{ "[global]\nscans = 3\nrequires = prctl_merge,\n",
+	  "t.wl:3: [global] requires = prctl_merge,: expected a comma-separated list of "
+	  "checksum_first, unshares_zero_pages, fork_resets_counts, prctl_merge, "
+	  "exec_keeps_merge_any, unshares_uffd_wp or reaches_prot_none" },
+	{ "[global]\nscans = 3\nrequires =\n",
+	  "t.wl:3: [global] requires = : expected a comma-separated list of checksum_first, "
+	  "unshares_zero_pages, fork_resets_counts, prctl_merge, exec_keeps_merge_any, "
+	  "unshares_uffd_wp or reaches_prot_none" },
 	{ "[global]\nscans = 5\n[region a]\npages = 100\nfill = zero\n"
 	  "[event x]\nat = after-scan:1\naction = unmap\nregion = a\npages = every:3+1\n"
 	  "[event w]\nat = after-scan:2\naction = write\nregion = a\npages = every:2\n",
@@ -1566,6 +1599,20 @@ START_TEST(kernel_rows_hold_each_difference)
 	ck_assert(wl_kernel_row(WL_KERNEL_6_12)->unshares_uffd_wp);
 	ck_assert(!wl_kernel_row(WL_KERNEL_6_1)->reaches_prot_none);
 	ck_assert(wl_kernel_row(WL_KERNEL_6_18)->reaches_prot_none);
+	/* the facts a workload may require, read from the same columns */
+	ck_assert(!wl_kernel_has_fact(WL_KERNEL_6_1, WL_FACT_FORK_RESETS_COUNTS));
+	ck_assert(wl_kernel_has_fact(WL_KERNEL_6_12, WL_FACT_FORK_RESETS_COUNTS));
+	ck_assert(!wl_kernel_has_fact(WL_KERNEL_6_1, WL_FACT_UNSHARES_UFFD_WP));
+	ck_assert(wl_kernel_has_fact(WL_KERNEL_6_18, WL_FACT_REACHES_PROT_NONE));
+	ck_assert(!wl_kernel_has_fact(WL_KERNEL_6_10, WL_FACT_CHECKSUM_FIRST));
+	ck_assert_int_eq(wl_kernel_lacks(WL_KERNEL_6_18, ~0u >> (32 - WL_FACT_COUNT)), -1);
+	ck_assert_int_eq(wl_kernel_lacks(WL_KERNEL_6_1, (1u << WL_FACT_PRCTL_MERGE) |
+							    (1u << WL_FACT_UNSHARES_UFFD_WP)),
+			 WL_FACT_PRCTL_MERGE);
+	ck_assert_int_eq(wl_kernel_lacks(WL_KERNEL_6_12, 1u << WL_FACT_UNSHARES_UFFD_WP), -1);
+	ck_assert_int_eq(wl_kernel_fact_lookup("unshares_uffd_wp"), WL_FACT_UNSHARES_UFFD_WP);
+	ck_assert_int_eq(wl_kernel_fact_lookup("uffd"), -1);
+	ck_assert_str_eq(wl_kernel_fact_name(WL_FACT_FORK_RESETS_COUNTS), "fork_resets_counts");
 	/* which files and lines exist: by release, from the since table */
 	ck_assert(!wl_kernel_exports(WL_KERNEL_6_1, "smart_scan", NULL));
 	ck_assert(wl_kernel_exports(WL_KERNEL_6_12, "smart_scan", NULL));

@@ -11,6 +11,20 @@
 
 #include <string.h>
 
+/* requires = FACT,... in the facts' order, when there are any. */
+static void print_requires(uint32_t facts, FILE *out)
+{
+	const char *sep = "requires = ";
+
+	for (int f = 0; f < WL_FACT_COUNT; f++)
+		if (facts & (UINT32_C(1) << f)) {
+			fprintf(out, "%s%s", sep, wl_kernel_fact_name((enum wl_kernel_fact)f));
+			sep = ",";
+		}
+	if (facts)
+		fputc('\n', out);
+}
+
 static void print_global(const struct workload *wl, bool only_given, FILE *out)
 {
 	char buf[64];
@@ -18,6 +32,9 @@ static void print_global(const struct workload *wl, bool only_given, FILE *out)
 	fprintf(out, "[global]\n");
 	if (wl->description)
 		fprintf(out, "description = %s\n", wl->description);
+	if (wl->upstream)
+		fprintf(out, "upstream = %s\n", wl->upstream);
+	print_requires(wl->requires, out);
 	fprintf(out, "kernel = %s\n", wl_kernel_name(wl->kernel));
 	fprintf(out, "detector = %s\n", wl_detector_name(wl->detector));
 	fprintf(out, "thp_dirty = %s\n", wl_thp_dirty_name(wl->thp_dirty));
@@ -176,7 +193,8 @@ static bool str_equal(const char *a, const char *b)
 
 static bool global_equal(const struct workload *a, const struct workload *b)
 {
-	if (!str_equal(a->description, b->description) || a->kernel != b->kernel ||
+	if (!str_equal(a->description, b->description) || !str_equal(a->upstream, b->upstream) ||
+	    a->requires != b->requires || a->kernel != b->kernel ||
 	    a->detector != b->detector || a->thp_dirty != b->thp_dirty || a->stop != b->stop ||
 	    a->timeout_ns != b->timeout_ns ||
 	    a->seed != b->seed || a->fresh_start != b->fresh_start ||

@@ -189,7 +189,8 @@ static void set_default_knobs(struct workload *wl)
 
 /* The keys of [global] besides the knobs. */
 static const char *const global_keys[] = {
-	"description", "kernel", "detector", "thp_dirty", "scans", "time", "timeout", "seed", NULL
+	"description", "upstream", "requires", "kernel", "detector", "thp_dirty", "scans", "time",
+	"timeout", "seed", NULL
 };
 
 static void fail_unknown_global_key(const struct keyctx *k)
@@ -200,6 +201,61 @@ static void fail_unknown_global_key(const struct keyctx *k)
 		knobs[i] = wl_knob_info(i)->name;
 	knobs[WL_KNOB_COUNT] = NULL;
 	fail_unknown_key(k->ctx, k->sec, k->kv, global_keys, knobs);
+}
+
+/* Free text kept as written (description, upstream): one normalized line, no comment. */
+static int key_text(const struct keyctx *k, char **out)
+{
+	/* "key =#x" keeps the '#', but the normalized "key = #x" would not */
+	if (k->kv->value[0] == '#' || k->kv->value[0] == ';') {
+		key_fail(k, "must not start with '#' or ';' (they start a comment)");
+		return -1;
+	}
+	if (check_normalized_length(k, k->kv->value) != 0)
+		return -1;
+	*out = strdup(k->kv->value);
+	return *out ? 0 : -1;
+}
+
+/* requires = FACT[,FACT...]: names of wl_kernel_facts, each once, no blanks. */
+static int key_requires(const struct keyctx *k, uint32_t *out)
+{
+	const char *names[WL_FACT_COUNT + 1];
+	char choices[512], why[700], *list = strdup(k->kv->value), *save = NULL;
+	int rc = -1;
+
+	if (!list)
+		return -1;
+	for (int f = 0; f < WL_FACT_COUNT; f++)
+		names[f] = wl_kernel_fact_name((enum wl_kernel_fact)f);
+	names[WL_FACT_COUNT] = NULL;
+	wl_choices_text(names, choices, sizeof(choices));
+	*out = 0;
+	if (list[0] == '\0' || list[0] == ',' || list[strlen(list) - 1] == ',' ||
+	    strstr(list, ",,")) {
+		snprintf(why, sizeof(why), "expected a comma-separated list of %s", choices);
+		goto fail;
+	}
+	for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		int f = wl_kernel_fact_lookup(name);
+
+		if (f < 0) {
+			snprintf(why, sizeof(why), "'%s' is not a kernel fact (%s)", name, choices);
+			goto fail;
+		}
+		if (*out & (UINT32_C(1) << f)) {
+			snprintf(why, sizeof(why), "'%s' is listed twice", name);
+			goto fail;
+		}
+		*out |= UINT32_C(1) << f;
+	}
+	rc = 0;
+	goto out;
+fail:
+	key_fail(k, why);
+out:
+	free(list);
+	return rc;
 }
 
 static int global_key(const struct keyctx *k, struct workload *wl, bool *have_scans,
@@ -217,17 +273,12 @@ static int global_key(const struct keyctx *k, struct workload *wl, bool *have_sc
 		wl->knob_given[knob] = true;
 		return 0;
 	}
-	if (strcmp(key, "description") == 0) {
-		/* "key =#x" keeps the '#', but the normalized "key = #x" would not */
-		if (k->kv->value[0] == '#' || k->kv->value[0] == ';') {
-			key_fail(k, "must not start with '#' or ';' (they start a comment)");
-			return -1;
-		}
-		if (check_normalized_length(k, k->kv->value) != 0)
-			return -1;
-		wl->description = strdup(k->kv->value);
-		return wl->description ? 0 : -1;
-	}
+	if (strcmp(key, "description") == 0)
+		return key_text(k, &wl->description);
+	if (strcmp(key, "upstream") == 0)
+		return key_text(k, &wl->upstream);
+	if (strcmp(key, "requires") == 0)
+		return key_requires(k, &wl->requires);
 	if (strcmp(key, "kernel") == 0) {
 		char choices[128];
 
@@ -1392,6 +1443,7 @@ void wl_free(struct workload *wl)
 	free(wl->events);
 	free(wl->procs);
 	free(wl->description);
+	free(wl->upstream);
 	free(wl->path);
 	free(wl);
 }

@@ -101,6 +101,45 @@ struct wl_kernel_row {
 	const char *doc;         /* one line: what sets it apart */
 };
 
+/*
+ * What a workload may require of the kernel that runs it ([global] requires):
+ * a column of the rows above, by name, and what a kernel has when its row
+ * has it (want). A selftest asserts what a fix made true; on a kernel
+ * without the fix its expectations do not apply (compare/expect.h), though
+ * both engines still run it and must agree. X(ID, name, column, want, what
+ * holds on a kernel with it, and since when).
+ */
+#define WL_KERNEL_FACTS(X)                                                                   \
+	X(CHECKSUM_FIRST, "checksum_first", checksum_first, true,                            \
+	  "a page's checksum is tested before the stable tree is searched, 6.11")            \
+	X(UNSHARES_ZERO_PAGES, "unshares_zero_pages", unshares_zero_pages, true,             \
+	  "unmerging also replaces KSM-placed zero pages, 6.6")                              \
+	X(FORK_RESETS_COUNTS, "fork_resets_counts", fork_copies_counts, false,               \
+	  "a fork child's ksm_stat counts start at zero, the late-2025 fork counter fix")    \
+	X(PRCTL_MERGE, "prctl_merge", prctl_merge, true, "PR_SET_MEMORY_MERGE exists, 6.4") \
+	X(EXEC_KEEPS_MERGE_ANY, "exec_keeps_merge_any", exec_keeps_merge_any, true,          \
+	  "PR_SET_MEMORY_MERGE survives execve, ksm_execve in 6.9")                          \
+	X(UNSHARES_UFFD_WP, "unshares_uffd_wp", unshares_uffd_wp, true,                      \
+	  "unmerging breaks COW of userfaultfd write-protected pages, 6.2")                  \
+	X(REACHES_PROT_NONE, "reaches_prot_none", reaches_prot_none, true,                   \
+	  "KSM reaches pages of PROT_NONE mappings to compare and unmerge them, 6.2")
+
+enum wl_kernel_fact {
+#define WL_KERNEL_FACT_ENUM(id, ...) WL_FACT_##id,
+	WL_KERNEL_FACTS(WL_KERNEL_FACT_ENUM)
+#undef WL_KERNEL_FACT_ENUM
+	WL_FACT_COUNT
+};
+
+/* The fact's name ("unshares_uffd_wp"), what it says, lookup by name (-1: none). */
+const char *wl_kernel_fact_name(enum wl_kernel_fact fact);
+const char *wl_kernel_fact_doc(enum wl_kernel_fact fact);
+int wl_kernel_fact_lookup(const char *name);
+/* Whether @kernel's row has @fact. */
+bool wl_kernel_has_fact(enum wl_kernel kernel, enum wl_kernel_fact fact);
+/* The first fact of the set @facts (bit 1 << fact) that @kernel lacks, or -1. */
+int wl_kernel_lacks(enum wl_kernel kernel, uint32_t facts);
+
 /* The row of @kernel (a valid enum value). */
 const struct wl_kernel_row *wl_kernel_row(enum wl_kernel kernel);
 /* The kernel named @name ("6.12"), or -1. */
@@ -366,6 +405,8 @@ struct wl_expectation {
 struct workload {
 	char *path;            /* name used in messages */
 	char *description;     /* free text, or NULL */
+	char *upstream;        /* the upstream test it is ("ksm_tests -P -s 100"), or NULL */
+	uint32_t requires;     /* kernel facts its expectations need: bit 1 << wl_kernel_fact */
 	enum wl_kernel kernel;
 	enum wl_detector detector;
 	enum wl_thp_dirty thp_dirty;
