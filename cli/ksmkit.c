@@ -332,6 +332,35 @@ static const char demo_usage[] =
 	"\n"
 	"Exit status: 0 nothing differs, 1 a workload differs or failed, 2 bad usage.\n";
 
+static const char selftest_usage[] =
+	"usage: ksmkit selftest [-q] [--force | --guest nodes=N[,kernel=K] | --sim-only]\n"
+	"                       [FILE.wl...]\n"
+	"\n"
+	"The kernel's own KSM selftests (ksm_functional_tests and the ksm_tests runs of\n"
+	"run_vmtests.sh, as workloads: default ./workloads/selftests, else the\n"
+	"installed set; docs/selftests.md), or the workloads named. Each runs on the\n"
+	"simulator in its workload's kernel semantics, then on this kernel (root;\n"
+	"without root every kernel test is skipped) or with --guest all of them in one\n"
+	"qemu guest. Output is TAP 13, as kselftest prints it: a plan, \"ok N sim: NAME\"\n"
+	"and \"ok N kernel: NAME\" lines, \"# SKIP reason\" where the kernel lacks what a\n"
+	"test needs (PR_SET_MEMORY_MERGE, uffd-wp, a NUMA node, THP, a fixed behaviour\n"
+	"the workload requires), and \"# Totals: pass:N fail:N xfail:0 xpass:0 skip:N\n"
+	"error:N\". A kernel test passes when its [expect] sections hold and its run\n"
+	"matches the simulator scan by scan and page by page (following the kernel that\n"
+	"ran); otherwise the line names the first failed check or differing row. For\n"
+	"ksm_tests -P, -H, -D and -C a run on this kernel also prints its MiB/s, beside\n"
+	"ksm_tests' own when ksm_tests is on PATH (\"ksm_tests not found on PATH\"\n"
+	"otherwise): information, not a verdict. Progress goes to stderr.\n"
+	"\n"
+	"  --guest SPEC   the kernel side in one qemu guest (docs/guest.md); a test\n"
+	"                 needing more NUMA nodes than it has is skipped\n"
+	"  --sim-only     the simulator only\n"
+	"  --force        run on this kernel although others use KSM\n"
+	"  -q, --quiet    no progress on stderr\n"
+	"\n"
+	"Exit status: 0 every test passed or was skipped, 1 a test failed or could\n"
+	"not run, 2 bad usage or a bad workload.\n";
+
 static const char restore_usage[] =
 	"usage: ksmkit restore [-q|--quiet]\n"
 	"\n"
@@ -363,6 +392,8 @@ const struct cli_command cli_commands[] = {
 	  compare_usage, NULL },
 	{ "demo", cmd_demo, "compare every default workload, save traces and charts",
 	  demo_usage, NULL },
+	{ "selftest", cmd_selftest, "the kernel's KSM selftests on the simulator and a kernel, as TAP",
+	  selftest_usage, NULL },
 	{ "check", cmd_check, "model-check the simulator on a small configuration", check_usage,
 	  NULL },
 	{ "plot", cmd_plot, "draw charts of traces and sweep results (PNG, SVG)", plot_usage,
