@@ -143,11 +143,19 @@ enum kb_op {
 	KB_OP_FORK,    /* fork; the child's socket comes with SCM_RIGHTS; reply.value = pid */
 	KB_OP_EXIT,    /* reply, then exit without unmerging (a workload exit event) */
 	KB_OP_QUIT,    /* unmerge everything, unmap, reply (elapsed = unmerge), exit */
+	KB_OP_DISCARD, /* madvise(MADV_DONTNEED) on kb_range payload */
+	KB_OP_PROTECT, /* mprotect of the whole region to arg (enum wl_prot) */
+	KB_OP_UFFD_WP, /* userfaultfd: register the whole region (write-protect mode), protect it */
+	KB_OP_EXEC,    /* exec the program again with the workload's text (SCM_RIGHTS): the
+			  new image answers, with an empty address space of its regions */
 };
 
 #define KB_CMD_HUGE 0x1u    /* KB_OP_MAP: MADV_HUGEPAGE (else MADV_NOHUGEPAGE) */
 #define KB_CMD_PRCTL 0x2u   /* KB_OP_MERGE/UNMERGE: PR_SET_MEMORY_MERGE instead */
 #define KB_CMD_RESTORE 0x4u /* KB_OP_WRITE: untimed, refill the pages afterwards */
+#define KB_CMD_AT 0x8u      /* KB_OP_RESERVE: at address count (an exec keeps the layout) */
+#define KB_CMD_INHERITED 0x10u /* KB_OP_MERGE with KB_CMD_PRCTL: no prctl call, the flag is
+				  what exec left; only the program's own memory is unmerged */
 
 struct kb_cmd {
 	uint32_t op;     /* enum kb_op */
@@ -212,6 +220,9 @@ int kb_proc_call(struct kb_procs *ps, size_t index, const struct kb_cmd *cmd,
 		 const void *payload, size_t payload_len, struct kb_reply *reply, char *msg,
 		 size_t len);
 int kb_proc_fork(struct kb_procs *ps, size_t parent, size_t child, char *msg, size_t len);
+/* Process @index execs itself (kb_worker_exec) and reserves its regions'
+ * range at the address it had: the caller maps them again. */
+int kb_proc_exec(struct kb_procs *ps, size_t index, char *msg, size_t len);
 /* A workload exit: the process exits; returns once its memory is gone. */
 int kb_proc_exit(struct kb_procs *ps, size_t index, char *msg, size_t len);
 /* Teardown: unmerge, unmap, exit. *unmerge_ns gets the MADV_UNMERGEABLE time. */
@@ -227,9 +238,11 @@ uint64_t kb_region_addr(const struct kb_procs *ps, size_t region);
 
 /* The workload process's command loop; never returns. */
 void kb_worker_main(const struct workload *wl, size_t proc, int sock) __attribute__((noreturn));
-/* In a just-forked child: exec the running program as workload process
- * @proc of the workload in @text_fd. Returns only if that fails. */
-void kb_worker_exec(const struct workload *wl, size_t proc, int sock, int text_fd);
+/* In a just-forked child (or a workload process's exec event): exec the
+ * running program as workload process @proc of the workload in @text_fd;
+ * with @answer the new image first replies to the command that asked for
+ * it. Returns only if that fails. */
+void kb_worker_exec(const struct workload *wl, size_t proc, int sock, int text_fd, bool answer);
 
 /* ---- kb_pagemap.c: page-level captures ------------------------------------------ */
 

@@ -7,7 +7,8 @@
  * soft-dirty tracking in the kernel for a soft-dirty capture, no
  * pages_scanned counter (before 6.6) for per-batch rows, a knob the workload
  * sets or PR_SET_MEMORY_MERGE missing from this kernel (an older one, such
- * as the NUMA guest's 6.1). Refuse (a failure): someone
+ * as the NUMA guest's 6.1), userfaultfd or its write-protect faults
+ * (UFFD_FEATURE_PAGEFAULT_FLAG_WP) missing for a uffd-wp event. Refuse (a failure): someone
  * else uses KSM, because their pages would inflate every global counter and
  * run = 2 would unmerge them; or the workload wants more than 80% of
  * MemAvailable. Bad input: a measurement the workload cannot provide.
@@ -30,9 +31,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#ifdef HAVE_LINUX_USERFAULTFD_H
+#include <linux/userfaultfd.h>
+#endif
 
 #ifndef PR_GET_MEMORY_MERGE
 #define PR_GET_MEMORY_MERGE 68
@@ -233,6 +240,47 @@ static int check_measurement(const struct workload *wl, enum kb_measure m, char 
 	return KB_OK;
 }
 
+/* The first uffd-wp event of @wl, or NULL. */
+static const struct wl_event *uffd_wp_event(const struct workload *wl)
+{
+	for (size_t i = 0; i < wl->nevents; i++)
+		if (wl->events[i].action == WL_ACT_UFFD_WP)
+			return &wl->events[i];
+	return NULL;
+}
+
+/* What test_unmerge_uffd_wp probes: userfaultfd, then its write-protect
+ * faults. 0 when a uffd-wp event can run here (or there is none). */
+static int check_uffd_wp(const struct workload *wl, char *msg, size_t len)
+{
+	const struct wl_event *ev = uffd_wp_event(wl);
+	const char *lacks = NULL;
+
+	if (!ev)
+		return 0;
+#ifdef HAVE_LINUX_USERFAULTFD_H
+	{
+		struct uffdio_api api = { .api = UFFD_API,
+					  .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
+		int fd = (int)syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+		if (fd < 0)
+			lacks = "userfaultfd(2) (CONFIG_USERFAULTFD is off, or it is not allowed)";
+		else if (ioctl(fd, UFFDIO_API, &api) != 0 ||
+			 !(api.features & UFFD_FEATURE_PAGEFAULT_FLAG_WP))
+			lacks = "UFFD_FEATURE_PAGEFAULT_FLAG_WP (write-protect faults)";
+		if (fd >= 0)
+			close(fd);
+	}
+#else
+	lacks = "userfaultfd support (built without linux/userfaultfd.h)";
+#endif
+	if (!lacks)
+		return 0;
+	return kb_fail(msg, len, "%s:%u: [event %s] action = uffd-wp: this kernel has no %s; "
+		       "skipped", wl->path, ev->line, ev->name, lacks);
+}
+
 int kb_check_machine(const struct workload *wl, const struct kb_options *opt, char *msg,
 		     size_t len)
 {
@@ -276,7 +324,7 @@ int kb_check_machine(const struct workload *wl, const struct kb_options *opt, ch
 			wl->path, wl->regions[i].line, wl->regions[i].name);
 		return KB_SKIPPED;
 	}
-	if (check_nodes(wl, msg, len) != 0)
+	if (check_nodes(wl, msg, len) != 0 || check_uffd_wp(wl, msg, len) != 0)
 		return KB_SKIPPED;
 	if (opt->per_batch && !kb_knob_exists("pages_scanned")) {
 		kb_fail(msg, len, "--per-batch: this kernel has no " KB_KSM_DIR "/pages_scanned "

@@ -16,7 +16,8 @@
  * THP can back them) and followed by a 2 MiB guard gap, so each stays its own
  * VMA whatever its flags; ksmd walks VMAs in address order, so file order is
  * scan order. A forked process has its parent's regions at the same
- * addresses. This file does not decide what to send; kb_run.c does.
+ * addresses, and so has a process after an exec event (it reserves the
+ * range where it was). This file does not decide what to send; kb_run.c does.
  */
 #include "config.h"
 #include "kb_internal.h"
@@ -192,7 +193,7 @@ int kb_procs_spawn(struct kb_procs *ps, size_t index, char *msg, size_t len)
 	if (pid == 0) {
 		close(sv[0]);
 		if (ps->text_fd >= 0)
-			kb_worker_exec(ps->wl, index, sv[1], ps->text_fd);
+			kb_worker_exec(ps->wl, index, sv[1], ps->text_fd, false);
 		kb_worker_main(ps->wl, index, sv[1]);
 	}
 	close(sv[1]);
@@ -284,6 +285,22 @@ int kb_proc_fork(struct kb_procs *ps, size_t parent, size_t child, char *msg, si
 	}
 	adopt(&ps->proc[child], (pid_t)reply.value, sv[0]);
 	return 0;
+}
+
+int kb_proc_exec(struct kb_procs *ps, size_t index, char *msg, size_t len)
+{
+	struct kb_cmd exec = { .op = KB_OP_EXEC, .arg = -1 };
+	struct kb_cmd reserve = { .op = KB_OP_RESERVE, .flags = KB_CMD_AT, .arg = -1,
+				  .count = ps->base[kb_proc_root(ps->wl, index)] };
+	struct kb_reply reply;
+
+	if (ps->text_fd < 0)
+		return kb_fail(msg, len, "process %s cannot exec: the workload's text could not be "
+			       "kept in a memfd", ps->wl->procs[index].name);
+	/* the new image answers the exec command, then reserves its range */
+	if (call_with_fd(ps, index, &exec, ps->text_fd, NULL, 0, &reply, msg, len) != 0)
+		return -1;
+	return kb_proc_call(ps, index, &reserve, NULL, 0, &reply, msg, len);
 }
 
 int kb_proc_exit(struct kb_procs *ps, size_t index, char *msg, size_t len)

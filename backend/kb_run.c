@@ -194,7 +194,7 @@ static int check_deadline(struct kb_runner *r, const char *doing)
  * gave it small pages instead (THP off, no free 2 MiB page) would measure
  * another workload: refuse, saying where and why it may be.
  */
-static int check_huge_pages(struct kb_runner *r, size_t index)
+static int check_huge_pages(struct kb_runner *r, size_t index, size_t proc)
 {
 	const struct wl_region *reg = &r->wl->regions[index];
 	struct kb_huge_census census;
@@ -202,7 +202,7 @@ static int check_huge_pages(struct kb_runner *r, size_t index)
 
 	if (reg->thp != WL_THP_ALWAYS)
 		return 0;
-	if (kb_huge_census(&r->capture, &r->procs, reg->process, index, &census, r->msg,
+	if (kb_huge_census(&r->capture, &r->procs, proc, index, &census, r->msg,
 			   r->msglen) != 0)
 		return -1;
 	if (census.huge == census.populated)
@@ -217,7 +217,7 @@ static int check_huge_pages(struct kb_runner *r, size_t index)
 		       settings);
 }
 
-static int setup_region(struct kb_runner *r, size_t index)
+int kb_runner_setup_region(struct kb_runner *r, size_t index, size_t proc, bool after_exec)
 {
 	const struct wl_region *reg = &r->wl->regions[index];
 	bool huge = reg->thp == WL_THP_ALWAYS || kb_measure_forces_thp(r);
@@ -228,19 +228,22 @@ static int setup_region(struct kb_runner *r, size_t index)
 	struct kb_range all = { 0, reg->pages - 1 };
 	struct kb_reply reply;
 
-	if (kb_proc_call(&r->procs, reg->process, &map, NULL, 0, &reply, r->msg, r->msglen) ||
-	    kb_proc_call(&r->procs, reg->process, &fill, NULL, 0, &reply, r->msg, r->msglen) ||
-	    check_huge_pages(r, index) || kb_measure_region_filled(r, index) ||
+	if (kb_proc_call(&r->procs, proc, &map, NULL, 0, &reply, r->msg, r->msglen) ||
+	    kb_proc_call(&r->procs, proc, &fill, NULL, 0, &reply, r->msg, r->msglen) ||
+	    check_huge_pages(r, index, proc) ||
+	    (!after_exec && kb_measure_region_filled(r, index)) ||
 	    check_deadline(r, "setting up regions"))
 		return -1;
 	if (reg->merge == WL_MERGE_NONE)
 		return 0;
 	if (reg->merge == WL_MERGE_PRCTL)
-		merge.flags = KB_CMD_PRCTL;
+		/* after an exec the flag is what ksm_execve kept, not set again */
+		merge.flags = KB_CMD_PRCTL | (after_exec ? KB_CMD_INHERITED : 0);
 	else
 		merge.count = 1;
-	kb_measure_merge_marking(r);
-	return kb_proc_call(&r->procs, reg->process, &merge, merge.count ? &all : NULL,
+	if (!after_exec)
+		kb_measure_merge_marking(r);
+	return kb_proc_call(&r->procs, proc, &merge, merge.count ? &all : NULL,
 			    merge.count * sizeof all, &reply, r->msg, r->msglen);
 }
 
@@ -254,7 +257,7 @@ static int runner_setup(struct kb_runner *r)
 		if (kb_procs_spawn(&r->procs, p, r->msg, r->msglen) != 0)
 			return -1;
 	for (size_t i = 0; i < wl->nregions; i++)
-		if (setup_region(r, i) != 0)
+		if (kb_runner_setup_region(r, i, wl->regions[i].process, false) != 0)
 			return -1;
 	if (r->opt->soft_dirty &&
 	    kb_capture_soft_dirty(&r->capture, &r->procs, 0, false, r->msg, r->msglen) != 0)

@@ -53,6 +53,16 @@ struct kb_runner {
 	size_t msglen;
 };
 
+/* ---- kb_run.c ---- */
+
+/*
+ * Set region @index up in process @proc: map, fill, check its huge pages,
+ * mark it as its merge key says. At setup (the measurements see it), or
+ * @after_exec: then a prctl region takes the flag exec left, no prctl call.
+ * 0 or -1.
+ */
+int kb_runner_setup_region(struct kb_runner *r, size_t index, size_t proc, bool after_exec);
+
 /* ---- kb_steps.c ---- */
 
 /* Apply every step scheduled after scan @scan, in file order. 0 or -1. */

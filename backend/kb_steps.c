@@ -147,10 +147,11 @@ static int apply_ranges(struct kb_runner *r, size_t index)
 	struct kb_reply reply;
 	int rc;
 
-	cmd.op = ev->action == WL_ACT_MERGE	? KB_OP_MERGE
-		 : ev->action == WL_ACT_UNMERGE ? KB_OP_UNMERGE
-						: KB_OP_UNMAP;
-	if (cmd.op != KB_OP_UNMAP && reg->merge == WL_MERGE_PRCTL) {
+	cmd.op = ev->action == WL_ACT_MERGE	 ? KB_OP_MERGE
+		 : ev->action == WL_ACT_UNMERGE	 ? KB_OP_UNMERGE
+		 : ev->action == WL_ACT_DISCARD ? KB_OP_DISCARD
+						 : KB_OP_UNMAP;
+	if ((cmd.op == KB_OP_MERGE || cmd.op == KB_OP_UNMERGE) && reg->merge == WL_MERGE_PRCTL) {
 		cmd.flags = KB_CMD_PRCTL; /* the whole process; lint made pages = all */
 		npages = reg->pages;
 	} else {
@@ -166,6 +167,43 @@ static int apply_ranges(struct kb_runner *r, size_t index)
 		return -1;
 	if (cmd.op == KB_OP_UNMERGE)
 		kb_measure_unmerge_event(r, npages, reply.elapsed_ns);
+	return 0;
+}
+
+/* merge-off: PR_SET_MEMORY_MERGE 0, what unmerge does for a prctl region. */
+static int apply_merge_off(struct kb_runner *r, const struct wl_event *ev)
+{
+	struct kb_cmd cmd = { .op = KB_OP_UNMERGE, .flags = KB_CMD_PRCTL, .arg = -1 };
+	struct kb_reply reply;
+
+	return kb_proc_call(&r->procs, ev->process, &cmd, NULL, 0, &reply, r->msg, r->msglen);
+}
+
+/* protect (arg: the protection) and uffd-wp: a whole region. */
+static int apply_region_op(struct kb_runner *r, const struct wl_event *ev)
+{
+	struct kb_cmd cmd = { .op = ev->action == WL_ACT_PROTECT ? KB_OP_PROTECT : KB_OP_UFFD_WP,
+			      .region = (uint32_t)ev->region, .arg = (int32_t)ev->prot };
+	struct kb_reply reply;
+
+	return kb_proc_call(&r->procs, ev->process, &cmd, NULL, 0, &reply, r->msg, r->msglen);
+}
+
+/*
+ * exec: the process execs itself (its old mm goes; what the kernel keeps of
+ * the prctl flag, it keeps), then every region it has is set up again in
+ * file order, as at setup.
+ */
+static int apply_exec(struct kb_runner *r, const struct wl_event *ev)
+{
+	size_t root = wl_process_root(r->wl, ev->process);
+
+	if (kb_proc_exec(&r->procs, ev->process, r->msg, r->msglen) != 0)
+		return -1;
+	for (size_t i = 0; i < r->wl->nregions; i++)
+		if (r->wl->regions[i].process == root &&
+		    kb_runner_setup_region(r, i, ev->process, true) != 0)
+			return -1;
 	return 0;
 }
 
@@ -256,7 +294,18 @@ static int apply_event(struct kb_runner *r, size_t index)
 	case WL_ACT_MERGE:
 	case WL_ACT_UNMERGE:
 	case WL_ACT_UNMAP:
+	case WL_ACT_DISCARD:
 		rc = apply_ranges(r, index);
+		break;
+	case WL_ACT_PROTECT:
+	case WL_ACT_UFFD_WP:
+		rc = apply_region_op(r, ev);
+		break;
+	case WL_ACT_EXEC:
+		rc = apply_exec(r, ev);
+		break;
+	case WL_ACT_MERGE_OFF:
+		rc = apply_merge_off(r, ev);
 		break;
 	case WL_ACT_FORK:
 		rc = kb_proc_fork(&r->procs, ev->process, ev->child, r->msg, r->msglen);

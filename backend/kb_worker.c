@@ -8,7 +8,10 @@
  * become a KSM page they map too, which no run = 2 can free while they live.
  * It receives the workload as text and parses it again. Processes made by
  * fork events are plain forks of it, sharing pages as the workload says. If
- * the exec fails, the process is a plain fork of the runner instead.
+ * the exec fails, the process is a plain fork of the runner instead. An exec
+ * event execs the process again the same way (its pid stays, its memory is
+ * new), and the new image answers the exec command; the runner then sets
+ * its regions up again at the same addresses.
  *
  * It owns nothing but its socket: it closes every other file descriptor, ignores
  * the signals a terminal or a stray kill would send (the runner decides when
@@ -16,9 +19,12 @@
  * one call each (never in small pieces), fills them with the content
  * generator's bytes (content.h: value V is the same 4 KiB the simulator
  * assumes), places them on NUMA nodes with mbind(), advises THP, marks them
- * mergeable with madvise() or prctl(), writes, unmerges, unmaps and forks as
- * told. Operations are timed here, next to the memory, so measurements do
- * not include the command's round trip.
+ * mergeable with madvise() or prctl(), writes, unmerges, discards
+ * (MADV_DONTNEED), protects (mprotect), write-protects with userfaultfd,
+ * unmaps and forks as told. A write into a region it has protected goes
+ * through /proc/self/mem, which forces it (FOLL_FORCE) as the kernel's own
+ * selftests do. Operations are timed here, next to the memory, so
+ * measurements do not include the command's round trip.
  *
  * When its socket reaches end of file, the runner is gone (killed, perhaps):
  * the process unmerges its pages and exits, so nothing of the run stays
@@ -37,9 +43,14 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#ifdef HAVE_LINUX_USERFAULTFD_H
+#include <linux/userfaultfd.h>
+#endif
 
 #ifdef HAVE_NUMA
 #include <numaif.h>
@@ -56,6 +67,9 @@ struct worker {
 	int sock;       /* its command socket */
 	uint8_t *base;  /* start of the reserved range holding its regions */
 	uint64_t size;  /* length of that range */
+	uint8_t *prot;  /* per region: enum wl_prot it was last given (NULL: all rw) */
+	int mem_fd;     /* /proc/self/mem for writes into protected regions, or -1 */
+	int uffd;       /* its userfaultfd, once a region is write-protected, or -1 */
 };
 
 /*
@@ -128,14 +142,31 @@ static void become_worker(struct worker *w)
 
 /* ---- the commands ---------------------------------------------------------- */
 
-static int do_reserve(struct worker *w, struct kb_reply *reply)
+/* The range of an exec'ed process: where its first image had it. */
+static int reserve_at(struct worker *w, uint64_t at, uint64_t size, struct kb_reply *reply)
 {
-	uint64_t size = kb_layout_size(w->wl, w->proc);
-	uint8_t *p = mmap(NULL, size + KB_HUGE_SIZE, PROT_NONE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	uint8_t *base;
+	uint8_t *p = mmap((void *)(uintptr_t)at, size, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return reply_error(reply, errno, "mmap of %llu bytes of address space at %#llx "
+				   "after exec", (unsigned long long)size, (unsigned long long)at);
+	w->base = p;
+	w->size = size;
+	reply->value = (uint64_t)(uintptr_t)p;
+	return 0;
+}
+
+static int do_reserve(struct worker *w, const struct kb_cmd *cmd, struct kb_reply *reply)
+{
+	uint64_t size = kb_layout_size(w->wl, kb_proc_root(w->wl, w->proc));
+	uint8_t *p, *base;
 	uint64_t head;
 
+	if (cmd->flags & KB_CMD_AT)
+		return reserve_at(w, cmd->count, size, reply);
+	p = mmap(NULL, size + KB_HUGE_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
 	if (p == MAP_FAILED)
 		return reply_error(reply, errno, "mmap of %llu bytes of address space",
 				   (unsigned long long)size);
@@ -251,43 +282,160 @@ static void unmerge_own_memory(const struct worker *w)
 	close(fd);
 }
 
+#ifndef PR_GET_MEMORY_MERGE
+#define PR_GET_MEMORY_MERGE 68
+#endif
+
+/* PR_SET_MEMORY_MERGE @on; or, @inherited, the flag as exec left it. */
+static int set_memory_merge(struct worker *w, bool on, bool inherited, struct kb_reply *reply)
+{
+	if (inherited) {
+		/* an error means no prctl merging at all: nothing of ours is mergeable */
+		if (prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0) == 1)
+			unmerge_own_memory(w);
+		return 0;
+	}
+	if (prctl(PR_SET_MEMORY_MERGE, on ? 1 : 0, 0, 0, 0) != 0)
+		return reply_error(reply, errno, "prctl(PR_SET_MEMORY_MERGE, %d)", on);
+	if (on)
+		unmerge_own_memory(w);
+	return 0;
+}
+
+/* What a range command does to one run of pages: 0, or -1 with errno. */
+static int range_call(enum kb_op op, uint8_t *start, size_t len)
+{
+	switch (op) {
+	case KB_OP_UNMAP: return munmap(start, len);
+	case KB_OP_MERGE: return madvise(start, len, MADV_MERGEABLE);
+	case KB_OP_UNMERGE: return madvise(start, len, MADV_UNMERGEABLE);
+	case KB_OP_DISCARD: return madvise(start, len, MADV_DONTNEED);
+	default: errno = EINVAL; return -1;
+	}
+}
+
+static const char *range_call_name(enum kb_op op)
+{
+	switch (op) {
+	case KB_OP_UNMAP: return "munmap";
+	case KB_OP_MERGE: return "madvise(MADV_MERGEABLE)";
+	case KB_OP_UNMERGE: return "madvise(MADV_UNMERGEABLE)";
+	case KB_OP_DISCARD: return "madvise(MADV_DONTNEED)";
+	default: return "?";
+	}
+}
+
 static int do_ranges(struct worker *w, const struct kb_cmd *cmd, const struct kb_range *ranges,
 		     struct kb_reply *reply)
 {
 	const struct wl_region *r = &w->wl->regions[cmd->region];
 	uint8_t *addr = region_start(w, cmd->region);
-	bool merge = cmd->op == KB_OP_MERGE;
 
-	if (cmd->op != KB_OP_UNMAP && (cmd->flags & KB_CMD_PRCTL)) {
-		if (prctl(PR_SET_MEMORY_MERGE, merge ? 1 : 0, 0, 0, 0) != 0)
-			return reply_error(reply, errno, "prctl(PR_SET_MEMORY_MERGE, %d)", merge);
-		if (merge)
-			unmerge_own_memory(w);
-		return 0;
-	}
+	if ((cmd->op == KB_OP_MERGE || cmd->op == KB_OP_UNMERGE) && (cmd->flags & KB_CMD_PRCTL))
+		return set_memory_merge(w, cmd->op == KB_OP_MERGE, cmd->flags & KB_CMD_INHERITED,
+					reply);
 	for (uint64_t i = 0; i < cmd->count; i++) {
 		uint8_t *start = addr + ranges[i].first * KB_PAGE_SIZE;
 		size_t len = (size_t)((ranges[i].last - ranges[i].first + 1) * KB_PAGE_SIZE);
 
-		if (cmd->op == KB_OP_UNMAP) {
-			if (munmap(start, len) != 0)
-				return reply_error(reply, errno, "munmap of pages %llu-%llu of %s",
-						   (unsigned long long)ranges[i].first,
-						   (unsigned long long)ranges[i].last, r->name);
-		} else if (madvise(start, len, merge ? MADV_MERGEABLE : MADV_UNMERGEABLE) != 0) {
-			return reply_error(reply, errno, "madvise(%s) on pages %llu-%llu of %s",
-					   merge ? "MADV_MERGEABLE" : "MADV_UNMERGEABLE",
+		if (range_call((enum kb_op)cmd->op, start, len) != 0)
+			return reply_error(reply, errno, "%s of pages %llu-%llu of %s",
+					   range_call_name((enum kb_op)cmd->op),
 					   (unsigned long long)ranges[i].first,
 					   (unsigned long long)ranges[i].last, r->name);
-		}
 	}
 	return 0;
 }
+
+static const int prot_flags[] = {
+	[WL_PROT_RW] = PROT_READ | PROT_WRITE, [WL_PROT_READ] = PROT_READ, [WL_PROT_NONE] = PROT_NONE,
+};
+
+static int do_protect(struct worker *w, const struct kb_cmd *cmd, struct kb_reply *reply)
+{
+	const struct wl_region *r = &w->wl->regions[cmd->region];
+
+	if (cmd->arg < WL_PROT_RW || cmd->arg > WL_PROT_NONE)
+		return reply_error(reply, EINVAL, "protection %d", cmd->arg);
+	if (mprotect(region_start(w, cmd->region), r->pages * KB_PAGE_SIZE, prot_flags[cmd->arg]))
+		return reply_error(reply, errno, "mprotect(%s) of region %s",
+				   wl_prot_name((enum wl_prot)cmd->arg), r->name);
+	w->prot[cmd->region] = (uint8_t)cmd->arg;
+	return 0;
+}
+
+#ifdef HAVE_LINUX_USERFAULTFD_H
+/* The process's userfaultfd, with write-protect faults: 0, or -1 (reply set). */
+static int open_uffd(struct worker *w, struct kb_reply *reply)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
+
+	if (w->uffd >= 0)
+		return 0;
+	w->uffd = (int)syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (w->uffd < 0)
+		return reply_error(reply, errno, "userfaultfd");
+	if (ioctl(w->uffd, UFFDIO_API, &api) != 0)
+		return reply_error(reply, errno, "UFFDIO_API");
+	if (!(api.features & UFFD_FEATURE_PAGEFAULT_FLAG_WP))
+		return reply_error(reply, EOPNOTSUPP, "UFFD_FEATURE_PAGEFAULT_FLAG_WP");
+	return 0;
+}
+
+/* Register the region for write-protect faults (no handler reads them) and
+ * protect it, as test_unmerge_uffd_wp does. */
+static int do_uffd_wp(struct worker *w, const struct kb_cmd *cmd, struct kb_reply *reply)
+{
+	const struct wl_region *r = &w->wl->regions[cmd->region];
+	struct uffdio_range range = { (uint64_t)(uintptr_t)region_start(w, cmd->region),
+				      r->pages * KB_PAGE_SIZE };
+	struct uffdio_register reg = { .range = range, .mode = UFFDIO_REGISTER_MODE_WP };
+	struct uffdio_writeprotect wp = { .range = range, .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+
+	if (open_uffd(w, reply) != 0)
+		return -1;
+	if (ioctl(w->uffd, UFFDIO_REGISTER, &reg) != 0)
+		return reply_error(reply, errno, "UFFDIO_REGISTER (write-protect) of region %s",
+				   r->name);
+	if (ioctl(w->uffd, UFFDIO_WRITEPROTECT, &wp) != 0)
+		return reply_error(reply, errno, "UFFDIO_WRITEPROTECT of region %s", r->name);
+	return 0;
+}
+#else
+static int do_uffd_wp(struct worker *w, const struct kb_cmd *cmd, struct kb_reply *reply)
+{
+	(void)w;
+	(void)cmd;
+	return reply_error(reply, ENOSYS, "userfaultfd was not built (no linux/userfaultfd.h)");
+}
+#endif
 
 static void apply_writes(uint8_t *addr, const struct kb_write *writes, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
 		content_write(addr + writes[i].page * KB_PAGE_SIZE, writes[i].offset, writes[i].value);
+}
+
+/*
+ * The same writes into a region without PROT_WRITE: through /proc/self/mem,
+ * whose writes are forced (FOLL_FORCE) and break COW as a write fault does,
+ * as test_prot_none writes its PROT_NONE pages.
+ */
+static int force_writes(struct worker *w, uint8_t *addr, const struct kb_write *writes,
+			uint64_t n, struct kb_reply *reply)
+{
+	if (w->mem_fd < 0 && (w->mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC)) < 0)
+		return reply_error(reply, errno, "open /proc/self/mem");
+	for (uint64_t i = 0; i < n; i++) {
+		uint8_t bytes[CONTENT_WORD_SIZE];
+		off_t at = (off_t)(uintptr_t)(addr + writes[i].page * KB_PAGE_SIZE + writes[i].offset);
+
+		content_value_bytes(writes[i].value, bytes);
+		if (pwrite(w->mem_fd, bytes, sizeof bytes, at) != (ssize_t)sizeof bytes)
+			return reply_error(reply, errno ? errno : EIO, "write through /proc/self/mem "
+					   "to page %llu", (unsigned long long)writes[i].page);
+	}
+	return 0;
 }
 
 static int do_write(struct worker *w, const struct kb_cmd *cmd, const struct kb_write *writes,
@@ -297,7 +445,12 @@ static int do_write(struct worker *w, const struct kb_cmd *cmd, const struct kb_
 	uint8_t *addr = region_start(w, cmd->region);
 	uint64_t t0 = kb_now_ns();
 
-	apply_writes(addr, writes, cmd->count);
+	if (w->prot[cmd->region] != WL_PROT_RW) {
+		if (force_writes(w, addr, writes, cmd->count, reply) != 0)
+			return -1;
+	} else {
+		apply_writes(addr, writes, cmd->count);
+	}
 	reply->elapsed_ns = kb_now_ns() - t0;
 	if (cmd->flags & KB_CMD_RESTORE) {
 		for (uint64_t i = 0; i < cmd->count; i++) {
@@ -353,11 +506,27 @@ static enum after do_fork(struct worker *w, const struct kb_cmd *cmd, int fd,
 		close(w->sock);
 		w->sock = fd;
 		w->proc = (size_t)cmd->arg;
+		/* become_worker() closes them: /proc/self/mem was the parent's, and a
+		 * userfaultfd without EVENT_FORK leaves the child unregistered */
+		w->mem_fd = w->uffd = -1;
 		become_worker(w);
 		return AFTER_NOTHING;
 	}
 	close(fd);
 	reply->value = (uint64_t)pid;
+	return AFTER_REPLY;
+}
+
+/* Exec the program again as the same workload process: only a failure returns. */
+static enum after do_exec(struct worker *w, int fd, struct kb_reply *reply)
+{
+	if (fd < 0) {
+		reply_error(reply, EINVAL, "exec command without the workload's text");
+		return AFTER_REPLY;
+	}
+	kb_worker_exec(w->wl, w->proc, w->sock, fd, true);
+	reply_error(reply, errno, "exec of /proc/self/exe");
+	close(fd);
 	return AFTER_REPLY;
 }
 
@@ -369,6 +538,7 @@ static size_t payload_size(const struct kb_cmd *cmd)
 	case KB_OP_MERGE:
 	case KB_OP_UNMERGE:
 	case KB_OP_UNMAP:
+	case KB_OP_DISCARD:
 		return sizeof(struct kb_range);
 	case KB_OP_WRITE:
 		return sizeof(struct kb_write);
@@ -412,7 +582,7 @@ static enum after dispatch(struct worker *w, const struct kb_cmd *cmd, const voi
 
 	switch (cmd->op) {
 	case KB_OP_RESERVE:
-		do_reserve(w, reply);
+		do_reserve(w, cmd, reply);
 		break;
 	case KB_OP_MAP:
 		do_map(w, cmd, reply);
@@ -423,8 +593,17 @@ static enum after dispatch(struct worker *w, const struct kb_cmd *cmd, const voi
 	case KB_OP_MERGE:
 	case KB_OP_UNMERGE:
 	case KB_OP_UNMAP:
+	case KB_OP_DISCARD:
 		do_ranges(w, cmd, payload, reply);
 		break;
+	case KB_OP_PROTECT:
+		do_protect(w, cmd, reply);
+		break;
+	case KB_OP_UFFD_WP:
+		do_uffd_wp(w, cmd, reply);
+		break;
+	case KB_OP_EXEC:
+		return do_exec(w, fd, reply);
 	case KB_OP_WRITE:
 		do_write(w, cmd, payload, reply);
 		return AFTER_REPLY; /* timed its own writes */
@@ -445,7 +624,7 @@ static enum after dispatch(struct worker *w, const struct kb_cmd *cmd, const voi
 
 /* ---- a fresh address space ------------------------------------------------ */
 
-#define WORKER_ENV "KSMKIT_WORKER"         /* "SOCKFD TEXTFD PROC" */
+#define WORKER_ENV "KSMKIT_WORKER"         /* "SOCKFD TEXTFD PROC ANSWER" */
 #define WORKER_PATH_ENV "KSMKIT_WORKER_PATH" /* the workload's name in messages */
 
 static bool keep_across_exec(int fd)
@@ -455,12 +634,12 @@ static bool keep_across_exec(int fd)
 	return flags >= 0 && fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) == 0;
 }
 
-void kb_worker_exec(const struct workload *wl, size_t proc, int sock, int text_fd)
+void kb_worker_exec(const struct workload *wl, size_t proc, int sock, int text_fd, bool answer)
 {
 	char spec[64];
 	char *const argv[] = { "ksmkit-worker", NULL };
 
-	snprintf(spec, sizeof spec, "%d %d %zu", sock, text_fd, proc);
+	snprintf(spec, sizeof spec, "%d %d %zu %d", sock, text_fd, proc, answer);
 	if (!keep_across_exec(sock) || !keep_across_exec(text_fd) ||
 	    setenv(WORKER_ENV, spec, 1) != 0 || setenv(WORKER_PATH_ENV, wl->path, 1) != 0)
 		return;
@@ -469,8 +648,9 @@ void kb_worker_exec(const struct workload *wl, size_t proc, int sock, int text_f
 	unsetenv(WORKER_PATH_ENV);
 }
 
-/* The parse error, as the answer to the runner's first command. */
-static void __attribute__((noreturn)) refuse_to_start(int sock, const char *why)
+/* The parse error, as the answer to the exec command (@answer) or else the
+ * runner's first command. */
+static void __attribute__((noreturn)) refuse_to_start(int sock, bool answer, const char *why)
 {
 	struct kb_reply reply;
 	struct kb_cmd cmd;
@@ -479,7 +659,7 @@ static void __attribute__((noreturn)) refuse_to_start(int sock, const char *why)
 	memset(&reply, 0, sizeof reply);
 	reply.error = EINVAL;
 	snprintf(reply.message, sizeof reply.message, "cannot start: %s", why);
-	if (read_cmd(sock, &cmd, &fd) == 0)
+	if (answer || read_cmd(sock, &cmd, &fd) == 0)
 		kb_write_full(sock, &reply, sizeof reply);
 	exit_now();
 }
@@ -491,25 +671,29 @@ static void __attribute__((noreturn)) refuse_to_start(int sock, const char *why)
 __attribute__((constructor)) static void worker_entry(void)
 {
 	const char *spec = getenv(WORKER_ENV), *path = getenv(WORKER_PATH_ENV);
-	int sock, text_fd;
+	int sock, text_fd, answer;
+	struct kb_reply ready;
 	struct workload *wl;
 	struct wl_error err;
 	struct stat st;
 	size_t proc;
 	char *text;
 
-	if (!spec || sscanf(spec, "%d %d %zu", &sock, &text_fd, &proc) != 3)
+	if (!spec || sscanf(spec, "%d %d %zu %d", &sock, &text_fd, &proc, &answer) != 4)
 		return;
 	unsetenv(WORKER_ENV);
 	if (fstat(text_fd, &st) != 0 || !(text = malloc((size_t)st.st_size + 1)) ||
 	    pread(text_fd, text, (size_t)st.st_size, 0) != st.st_size)
-		refuse_to_start(sock, "cannot read the workload");
+		refuse_to_start(sock, answer, "cannot read the workload");
 	close(text_fd);
 	if (wl_parse_buffer(text, (size_t)st.st_size, path ? path : "workload", &wl, &err) != 0)
-		refuse_to_start(sock, err.text);
+		refuse_to_start(sock, answer, err.text);
 	free(text);
 	if (proc >= wl->nprocs)
-		refuse_to_start(sock, "no such process");
+		refuse_to_start(sock, answer, "no such process");
+	memset(&ready, 0, sizeof ready);
+	if (answer && kb_write_full(sock, &ready, sizeof ready) != 0)
+		exit_now();
 	kb_worker_main(wl, proc, sock);
 }
 
@@ -517,8 +701,12 @@ __attribute__((constructor)) static void worker_entry(void)
 
 void kb_worker_main(const struct workload *wl, size_t proc, int sock)
 {
-	struct worker w = { .wl = wl, .proc = proc, .sock = sock };
+	struct worker w = { .wl = wl, .proc = proc, .sock = sock, .mem_fd = -1, .uffd = -1 };
 
+	/* before any prctl: this allocation must not be mergeable memory of ours */
+	w.prot = calloc(wl->nregions ? wl->nregions : 1, sizeof *w.prot);
+	if (!w.prot)
+		exit_now();
 	become_worker(&w);
 	for (;;) {
 		struct kb_reply reply;

@@ -8,6 +8,7 @@
 #define KSMKIT_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /* One meaning per exit code. */
@@ -38,6 +39,28 @@ void cli_print_usage(const struct cli_command *cmd, FILE *out);
 struct trace;
 void cli_print_trace(const struct trace *t, const char *engine, FILE *out);
 
+/*
+ * The workload's [expect] sections against @engine's trace (and partition):
+ * each failed check on stderr, and unless @quiet the checks the kernel
+ * cannot make and a summary. CLI_OK when none fails (or there are none),
+ * else CLI_FAILED.
+ */
+struct workload;
+struct trace_page;
+int cli_check_expectations(const struct workload *wl, const struct trace *t,
+			   const struct trace_page *pages, size_t npages, const char *engine,
+			   bool quiet);
+
+/*
+ * The *.wl files of @dir, sorted, as "DIR/NAME" strings (free with
+ * cli_workloads_free); NULL when the directory cannot be read.
+ * cli_default_set: those of @subdir ("workloads") relative to the current
+ * directory, a source tree, else of PKGDATADIR/@subdir, the installed set.
+ */
+char **cli_workloads_in(const char *dir, size_t *n);
+char **cli_default_set(const char *subdir, size_t *n);
+void cli_workloads_free(char **list, size_t n);
+
 int cmd_lint(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
@@ -48,5 +71,6 @@ int cmd_check(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
+int cmd_selftest(int argc, char **argv);
 
 #endif

@@ -6,16 +6,20 @@
  * CSV traces. The pipeline is compare/xval.h's: the kernel runs first, the
  * simulator then follows the semantics of the kernel that actually ran (its
  * release), whatever the workload's kernel key says. This file turns its
- * result into the report, the messages and the exit status.
+ * result into the report, the messages and the exit status. The workload's
+ * [expect] sections are checked on both sides, and the report shows each
+ * check's value on each (compare/expect.h).
  *
- * Exit status: 0 identical, 1 different (or a run failed), 2 bad usage or
- * input, 77 the kernel side could not run here (the simulator's side is
- * still printed, with the reason).
+ * Exit status: 0 identical (and every expectation holds on both sides), 1
+ * different, an expectation failed, or a run failed, 2 bad usage or input,
+ * 77 the kernel side could not run here (the simulator's side is still
+ * printed, with the reason).
  */
 #include "cli.h"
 #include "cli_args.h"
 #include "cli_output.h"
 #include "cli_sim.h"
+#include "expect.h"
 #include "xval.h"
 
 #include <string.h>
@@ -28,20 +32,57 @@ struct compare_args {
 	struct sim_costs costs;
 };
 
+/*
+ * Both sides' expectations (none: @sides NULL): the table shows them, and
+ * each failed check is said on stderr as FILE:LINE. CLI_OK when every one
+ * holds (or does not apply) on both sides.
+ */
+struct both_sides {
+	const struct workload *wl;
+	const struct xval_side *a, *b;
+	struct expect_report ra, rb;
+};
+
+static int judge_both(struct both_sides *sides, const char *name_a, const char *name_b)
+{
+	const struct workload *wl = sides->wl;
+	char prefix_a[64], prefix_b[64];
+
+	if (expect_evaluate(wl, sides->a->trace, sides->a->pages, sides->a->npages, &sides->ra) ||
+	    expect_evaluate(wl, sides->b->trace, sides->b->pages, sides->b->npages, &sides->rb)) {
+		cli_error("compare: out of memory checking the expectations");
+		return CLI_FAILED;
+	}
+	snprintf(prefix_a, sizeof(prefix_a), "ksmkit: compare: %s: ", name_a);
+	snprintf(prefix_b, sizeof(prefix_b), "ksmkit: compare: %s: ", name_b);
+	expect_write_report(wl, &sides->ra, prefix_a, false, stderr);
+	expect_write_report(wl, &sides->rb, prefix_b, false, stderr);
+	return sides->ra.failed || sides->rb.failed ? CLI_FAILED : CLI_OK;
+}
+
 static int report(const struct trace *a, const struct trace *b, const struct cmp_report *rep,
-		  const struct compare_args *args, const char *name_a, const char *name_b)
+		  const struct compare_args *args, const char *name_a, const char *name_b,
+		  struct both_sides *sides)
 {
 	FILE *out = cli_output_open("compare", args->output);
+	int judged = sides && sides->wl->nexpects ? judge_both(sides, name_a, name_b) : CLI_OK;
 
 	if (!out)
 		return CLI_FAILED;
-	if (args->json)
+	if (args->json) {
 		cmp_write_json(a, b, rep, out);
-	else
+	} else {
 		cmp_write_table(a, b, rep, name_a, name_b, out);
+		if (sides && sides->wl->nexpects)
+			expect_write_both(sides->wl, &sides->ra, &sides->rb, name_a, name_b, out);
+	}
+	if (sides) {
+		expect_report_free(&sides->ra);
+		expect_report_free(&sides->rb);
+	}
 	if (cli_output_close("compare", out, args->output) != CLI_OK)
 		return CLI_FAILED;
-	return cmp_report_equal(rep) ? CLI_OK : CLI_FAILED;
+	return cmp_report_equal(rep) && judged == CLI_OK ? CLI_OK : CLI_FAILED;
 }
 
 /* --sim-only A.csv B.csv: two saved traces. */
@@ -73,7 +114,7 @@ static int compare_saved(const char *pa, const char *pb, const struct compare_ar
 		cli_error("compare: the traces name different processes");
 		goto out;
 	}
-	rc = report(t[0], t[1], &rep, args, pa, pb);
+	rc = report(t[0], t[1], &rep, args, pa, pb, NULL);
 out:
 	cmp_report_free(&rep);
 	trace_free(t[0]);
@@ -88,12 +129,15 @@ static void print_note(const char *note, void *arg)
 }
 
 /* The kernel could not run: show the simulator's side and say why. */
-static int sim_side_only(const struct xval_side *sim, const char *why,
+static int sim_side_only(const struct workload *wl, const struct xval_side *sim, const char *why,
 			 const struct compare_args *args)
 {
 	FILE *out;
 
 	cli_error("compare: the kernel side was skipped: %s", why);
+	if (cli_check_expectations(wl, sim->trace, sim->pages, sim->npages, "compare: sim",
+				   args->quiet) != CLI_OK)
+		return CLI_FAILED;
 	if (!(out = cli_output_open("compare", args->output)))
 		return CLI_FAILED;
 	if (args->json)
@@ -192,11 +236,14 @@ static int compare_workload(const char *path, const struct compare_args *args)
 		rc = report_failure(path, args, &res);
 		break;
 	case XVAL_SIM_ONLY:
-		rc = sim_side_only(&res.sim, res.kernel_message, args);
+		rc = sim_side_only(wl, &res.sim, res.kernel_message, args);
 		break;
-	default:
+	default: {
+		struct both_sides sides = { .wl = wl, .a = &res.sim, .b = &res.kernel };
+
 		rc = report(res.sim.trace, res.kernel.trace, &res.report, args, "sim",
-			    args->guest ? "guest" : "kernel");
+			    args->guest ? "guest" : "kernel", &sides);
+	}
 	}
 	xval_result_free(&res);
 	wl_free(wl);

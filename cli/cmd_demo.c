@@ -18,7 +18,6 @@
 #include "cli_sim.h"
 #include "xval.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,54 +36,6 @@ struct demo {
 	unsigned matched, within, differed, sim_only, failed;
 	unsigned unwritten;     /* traces and charts that could not be written */
 };
-
-/* --- the default set ---------------------------------------------------------- */
-
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The *.wl files of @dir, sorted; NULL when the directory cannot be read. */
-static char **workloads_in(const char *dir, size_t *n)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char **list = NULL;
-
-	*n = 0;
-	if (!d)
-		return NULL;
-	while ((de = readdir(d)) != NULL) {
-		size_t len = strlen(de->d_name);
-		char **grown;
-
-		if (len < 4 || strcmp(de->d_name + len - 3, ".wl") != 0)
-			continue;
-		grown = realloc(list, (*n + 1) * sizeof(*list));
-		if (!grown)
-			break;
-		list = grown;
-		if (asprintf(&list[*n], "%s/%s", dir, de->d_name) < 0)
-			break;
-		(*n)++;
-	}
-	closedir(d);
-	if (list)
-		qsort(list, *n, sizeof(*list), by_name);
-	return list;
-}
-
-/* ./workloads in a source tree, else the installed set. */
-static char **default_set(size_t *n)
-{
-	char **list = workloads_in("workloads", n);
-
-	if (list && *n)
-		return list;
-	free(list);
-	return workloads_in(PKGDATADIR "/workloads", n);
-}
 
 /* --- outputs ------------------------------------------------------------------- */
 
@@ -396,7 +347,7 @@ int cmd_demo(int argc, char **argv)
 	if (args.noperands) {
 		list = args.operand;
 		n = (size_t)args.noperands;
-	} else if (!(list = default_set(&n)) || n == 0) {
+	} else if (!(list = cli_default_set("workloads", &n)) || n == 0) {
 		cli_error("demo: no workloads: neither ./workloads nor %s/workloads has any",
 			  PKGDATADIR);
 		free(list);
@@ -422,10 +373,7 @@ int cmd_demo(int argc, char **argv)
 		cli_error("demo: %u trace(s) or chart(s) could not be written", d.unwritten);
 	rc = d.differed || d.failed || d.unwritten ? CLI_FAILED : CLI_OK;
 out:
-	if (!args.noperands) {
-		for (size_t i = 0; i < n; i++)
-			free(list[i]);
-		free(list);
-	}
+	if (!args.noperands)
+		cli_workloads_free(list, n);
 	return rc;
 }

@@ -8,14 +8,17 @@
  * and --measure is refused there), and prints what came back: the trace as a table (one line per full scan with
  * the main counters), CSV or JSON, or with --measure the ksm_tests-style
  * measurement instead. A progress line appears on a terminal for runs longer
- * than 2 s. The exit status is the backend's: 0 ok, 1 failed or refused,
- * 2 bad input, 77 skipped (the reason on stderr).
+ * than 2 s. The workload's [expect] sections are checked on the trace (the
+ * page partition is captured at every scan when one counts duplicates). The
+ * exit status is the backend's: 0 ok, 1 failed or refused (or an
+ * expectation failed), 2 bad input, 77 skipped (the reason on stderr).
  */
 #include "config.h"
 #include "backend.h"
 #include "cli.h"
 #include "cli_args.h"
 #include "cli_output.h"
+#include "expect.h"
 #include "guest.h"
 #include "trace.h"
 #include "workload.h"
@@ -378,6 +381,8 @@ int cmd_run(int argc, char **argv)
 		return CLI_FAILED;
 	}
 	a.opt.note = print_note;
+	if (expect_needs_pages(wl))
+		a.opt.pages = KB_PAGES_EVERY_SCAN;
 	if (!a.quiet && isatty(STDERR_FILENO))
 		a.opt.progress = print_progress;
 	if (a.guest)
@@ -391,6 +396,9 @@ int cmd_run(int argc, char **argv)
 		if (status == KB_OK)
 			status = rc;
 	}
+	if (status == KB_OK)
+		status = cli_check_expectations(wl, res.trace, res.pages, res.npages,
+						a.guest ? "run (guest)" : "run", a.quiet);
 	if (status != KB_OK && msg[0] && strncmp(msg, a.path, strlen(a.path)) == 0)
 		cli_error("%s", msg); /* FILE:LINE: what is wrong */
 	else if (status != KB_OK && msg[0])

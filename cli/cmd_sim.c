@@ -3,13 +3,16 @@
  * trace (a table, CSV or JSON). Admission first: a workload whose run would
  * not fit in this machine's memory is refused before anything is allocated
  * (cli_admit). A progress line goes to stderr when stderr is a terminal
- * (cli_progress).
+ * (cli_progress). The workload's [expect] sections are checked on the trace
+ * (and, when one counts duplicates, the page partition at every scan row).
  */
 #include "cli.h"
 #include "cli_args.h"
 #include "cli_output.h"
 #include "cli_sim.h"
+#include "expect.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum format { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON };
@@ -76,6 +79,7 @@ int cmd_sim(int argc, char **argv)
 	struct workload *wl;
 	struct wl_error werr;
 	struct trace *trace;
+	struct sim_capture capture = { 0 };
 	char err[512];
 	int c, rc;
 
@@ -113,6 +117,11 @@ int cmd_sim(int argc, char **argv)
 	opt.progress = cli_progress_hook;
 	opt.progress_arg = &prog;
 	opt.progress_steps = CLI_PROGRESS_STEPS;
+	if (expect_needs_pages(wl)) {
+		capture.wl = wl;
+		opt.scan_hook = sim_capture_pages;
+		opt.hook_arg = &capture;
+	}
 	rc = sim_run_workload(wl, &opt, &trace, err, sizeof(err));
 	cli_progress_done(&prog);
 	if (rc != 0)
@@ -123,6 +132,13 @@ int cmd_sim(int argc, char **argv)
 		if (rc == 0)
 			rc = wrc;
 	}
+	if (rc == 0 && capture.oom) {
+		cli_error("sim: %s: out of memory capturing the pages", args.operand[0]);
+		rc = CLI_FAILED;
+	}
+	if (rc == 0)
+		rc = cli_check_expectations(wl, trace, capture.page, capture.n, "sim", quiet);
+	free(capture.page);
 	trace_free(trace);
 	wl_free(wl);
 	return rc == 0 ? CLI_OK : CLI_FAILED;

@@ -45,10 +45,13 @@ static const char sim_usage[] =
 	"pages, or schedules more than 1e12 page writes.\n"
 	"On a terminal a progress line on stderr shows the scan or simulated time\n"
 	"against the workload's stop, page writes done and planned, and the time left.\n"
+	"The workload's [expect] sections are checked on the trace (and the page\n"
+	"partition): each failed check is said on stderr as FILE:LINE with its value.\n"
 	"\n"
 	"Exit status: 0 ok, 1 the run failed (a store answered otherwise than the\n"
-	"workload expects, or full scans stopped advancing) or the trace could not\n"
-	"be written, 2 bad usage or workload (refused by admission included).\n";
+	"workload expects, full scans stopped advancing, or an [expect] failed) or the\n"
+	"trace could not be written, 2 bad usage or workload (refused by admission\n"
+	"included).\n";
 
 static const char run_usage[] =
 	"usage: ksmkit run FILE.wl [--csv|--json] [-o FILE] [-q|--quiet] [--force]\n"
@@ -105,8 +108,13 @@ static const char run_usage[] =
 	"(unless --force) or when the workload needs more than 80% of MemAvailable,\n"
 	"and one run waits for another (/run/ksmkit/backend.lock).\n"
 	"\n"
+	"The workload's [expect] sections are checked on the trace (the page partition\n"
+	"is captured at every scan when one counts duplicates); each failed check is\n"
+	"said on stderr as FILE:LINE with its value, and a check of a counter this\n"
+	"kernel lacks is noted, not failed.\n"
+	"\n"
 	"Exit status: 0 ok, 1 the run failed or was refused (or the guest failed or\n"
-	"timed out), 2 bad usage or input, 77 skipped (not root, no KSM, no such NUMA\n"
+	"timed out, or an [expect] failed), 2 bad usage or input, 77 skipped (not root, no KSM, no such NUMA\n"
 	"node, THP off for a thp = always region; with --guest no qemu, no prepared\n"
 	"guest or not the kernel asked for; the reason is printed).\n";
 
@@ -128,7 +136,9 @@ static const char compare_usage[] =
 	"shows sim|kernel per scan (* marks a difference) and names the first\n"
 	"divergence. A workload that cannot be deterministic (continuous writers, a\n"
 	"time stop) is compared within 25%, over the scans both runs have, without\n"
-	"the partition.\n"
+	"the partition. The workload's [expect] sections are checked on both sides:\n"
+	"the table shows each check's value on each, and a failed check is said on\n"
+	"stderr, naming the side.\n"
 	"\n"
 	"  --json         the report as JSON\n"
 	"  -o FILE        write the report to FILE\n"
@@ -139,7 +149,8 @@ static const char compare_usage[] =
 	"  --sim-only     compare two saved traces (CSV, as ksmkit sim/run --csv\n"
 	"                 write them) instead of running anything\n"
 	"\n"
-	"Exit status: 0 identical, 1 different or a run failed, 2 bad usage or input,\n"
+	"Exit status: 0 identical (every [expect] holding on both sides), 1 different,\n"
+	"an [expect] failed or a run failed, 2 bad usage or input,\n"
 	"77 the kernel side could not run here (the simulator's trace is printed\n"
 	"and the reason given).\n";
 
@@ -321,6 +332,35 @@ static const char demo_usage[] =
 	"\n"
 	"Exit status: 0 nothing differs, 1 a workload differs or failed, 2 bad usage.\n";
 
+static const char selftest_usage[] =
+	"usage: ksmkit selftest [-q] [--force | --guest nodes=N[,kernel=K] | --sim-only]\n"
+	"                       [FILE.wl...]\n"
+	"\n"
+	"The kernel's own KSM selftests (ksm_functional_tests and the ksm_tests runs of\n"
+	"run_vmtests.sh, as workloads: default ./workloads/selftests, else the\n"
+	"installed set; docs/selftests.md), or the workloads named. Each runs on the\n"
+	"simulator in its workload's kernel semantics, then on this kernel (root;\n"
+	"without root every kernel test is skipped) or with --guest all of them in one\n"
+	"qemu guest. Output is TAP 13, as kselftest prints it: a plan, \"ok N sim: NAME\"\n"
+	"and \"ok N kernel: NAME\" lines, \"# SKIP reason\" where the kernel lacks what a\n"
+	"test needs (PR_SET_MEMORY_MERGE, uffd-wp, a NUMA node, THP, a fixed behaviour\n"
+	"the workload requires), and \"# Totals: pass:N fail:N xfail:0 xpass:0 skip:N\n"
+	"error:N\". A kernel test passes when its [expect] sections hold and its run\n"
+	"matches the simulator scan by scan and page by page (following the kernel that\n"
+	"ran); otherwise the line names the first failed check or differing row. For\n"
+	"ksm_tests -P, -H, -D and -C a run on this kernel also prints its MiB/s, beside\n"
+	"ksm_tests' own when ksm_tests is on PATH (\"ksm_tests not found on PATH\"\n"
+	"otherwise): information, not a verdict. Progress goes to stderr.\n"
+	"\n"
+	"  --guest SPEC   the kernel side in one qemu guest (docs/guest.md); a test\n"
+	"                 needing more NUMA nodes than it has is skipped\n"
+	"  --sim-only     the simulator only\n"
+	"  --force        run on this kernel although others use KSM\n"
+	"  -q, --quiet    no progress on stderr\n"
+	"\n"
+	"Exit status: 0 every test passed or was skipped, 1 a test failed or could\n"
+	"not run, 2 bad usage or a bad workload.\n";
+
 static const char restore_usage[] =
 	"usage: ksmkit restore [-q|--quiet]\n"
 	"\n"
@@ -352,6 +392,8 @@ const struct cli_command cli_commands[] = {
 	  compare_usage, NULL },
 	{ "demo", cmd_demo, "compare every default workload, save traces and charts",
 	  demo_usage, NULL },
+	{ "selftest", cmd_selftest, "the kernel's KSM selftests on the simulator and a kernel, as TAP",
+	  selftest_usage, NULL },
 	{ "check", cmd_check, "model-check the simulator on a small configuration", check_usage,
 	  NULL },
 	{ "plot", cmd_plot, "draw charts of traces and sweep results (PNG, SVG)", plot_usage,

@@ -21,68 +21,16 @@ void xval_side_free(struct xval_side *side)
 
 /* ---- the simulator's side ------------------------------------------------------ */
 
-struct capture {
-	const struct workload *wl;
-	struct trace_page *page;
-	size_t n, cap;
-	bool oom;
-};
-
-/* The partition entry of one page: its frame, or KSM's zero page, or absent. */
-static struct trace_page sim_page(const struct sim *s, int area, uint64_t scan, size_t proc,
-				  size_t region, uint64_t page)
-{
-	long frame = sim_page_frame(s, area, page);
-	struct trace_page tp = { .scan = scan, .proc = (uint32_t)proc, .region = (uint32_t)region,
-				 .page = page };
-
-	if (frame > 0) {
-		tp.frame = (uint64_t)frame;
-		tp.flags = TRACE_PAGE_PRESENT;
-	} else if (frame < 0) {
-		tp.flags = TRACE_PAGE_PRESENT | TRACE_PAGE_ZERO;
-	}
-	return tp;
-}
-
-/* After each scan row: every page of every live process's regions. */
-static void capture_sim_pages(void *arg, uint64_t scan, const struct sim *s, const int *mm_of)
-{
-	struct capture *c = arg;
-
-	for (size_t p = 0; p < c->wl->nprocs && !c->oom; p++) {
-		struct trace_proc_stat st;
-
-		if (mm_of[p] < 0)
-			continue;
-		sim_process_stat(s, mm_of[p], &st);
-		if (!st.present)
-			continue;
-		for (size_t r = 0; r < c->wl->nregions && !c->oom; r++) {
-			int area = sim_area_find(s, mm_of[p], (uint32_t)r);
-
-			for (uint64_t page = 0; area >= 0 && page < c->wl->regions[r].pages; page++) {
-				struct trace_page tp = sim_page(s, area, scan, p, r, page);
-
-				if (trace_pages_append(&c->page, &c->n, &c->cap, &tp) != 0) {
-					c->oom = true;
-					break;
-				}
-			}
-		}
-	}
-}
-
 int xval_run_sim(const struct workload *wl, enum wl_kernel kernel, bool pages,
 		 const struct sim_costs *costs, struct xval_side *out, char *err, size_t errlen)
 {
-	struct capture c = { .wl = wl };
+	struct sim_capture c = { .wl = wl };
 	struct sim_run_options opt = { .costs = costs, .override_kernel = true, .kernel = kernel };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (pages) {
-		opt.scan_hook = capture_sim_pages;
+		opt.scan_hook = sim_capture_pages;
 		opt.hook_arg = &c;
 	}
 	rc = sim_run_workload(wl, &opt, &out->trace, err, errlen);
@@ -104,6 +52,7 @@ static void take_result(struct kb_result *res, struct xval_side *out)
 	out->pages = res->pages;
 	out->npages = res->npages;
 	out->invalid_rows = res->invalid_rows;
+	out->measurement = res->measurement;
 	res->trace = NULL;
 	res->pages = NULL;
 	res->npages = 0;

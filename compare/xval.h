@@ -60,6 +60,8 @@ struct xval_side {
 	struct trace_page *pages; /* the page partition at every scan row, when captured */
 	size_t npages;
 	uint64_t invalid_rows;    /* kernel: rows a scan overlapped */
+	struct kb_measurement measurement; /* kernel: ksm_tests' figure, when the backend's
+					      options asked for one (kb_options.measure) */
 };
 
 void xval_side_free(struct xval_side *side);

@@ -162,6 +162,41 @@ int sim_fork(struct sim *s, int mm);
 /* The process exits. */
 int sim_exit(struct sim *s, int mm);
 
+/*
+ * madvise(MADV_DONTNEED) on pages [first, first + count): their PTEs become
+ * none (a KSM zero page leaves ksm_zero_pages at once), the mapping stays and
+ * stays mergeable, and the next touch faults in a zeroed page. rmap_items
+ * are not touched: ksmd frees them when it passes. 0, EINVAL, or ENOMEM
+ * when part of the range is unmapped (the rest is discarded, as madvise does).
+ */
+int sim_discard(struct sim *s, int area, uint64_t first, uint64_t count);
+
+/*
+ * mprotect of the whole area to @prot. ksmd scans and merges PROT_READ and
+ * PROT_NONE pages like any others, except where the row says
+ * !reaches_prot_none: there the unstable tree cannot read a PROT_NONE page
+ * (a walk that meets one gives up) and unmerging cannot unshare one. Writes to
+ * an area that is not writable model /proc/PID/mem (FOLL_FORCE): they break
+ * COW as a write fault does and leave the PTE read-only.
+ */
+int sim_mprotect(struct sim *s, int area, enum wl_prot prot);
+
+/*
+ * userfaultfd: register the whole area in write-protect mode and protect it.
+ * Writes to it then answer EDEADLK (with no fault handler they would wait
+ * forever). Unmerging still breaks COW where the kernel's row says
+ * unshares_uffd_wp. A fork child's copy is not registered.
+ */
+int sim_uffd_wp(struct sim *s, int area);
+
+/*
+ * execve() of process @mm: a new process with an empty address space (the
+ * caller maps its regions again), merge-any and registered with KSM at once
+ * when @mm was merge-any and the row says exec_keeps_merge_any (ksm_execve);
+ * then @mm's old memory goes as at exit. Returns the new process's id or -errno.
+ */
+int sim_exec(struct sim *s, int mm);
+
 /* --- sysfs ------------------------------------------------------------- */
 
 /* Store a knob as the kernel would: 0, EINVAL or EBUSY (value already parsed);

@@ -9,9 +9,10 @@
  *
  *  - page slots and frames: exact. mmap grows the slot array to exactly the
  *    pages mapped (every process's copy: fork copies all of its parent's
- *    areas), with the detector's per-item state beside it if it keeps any,
- *    and reserves the frame array for every frame id those slots can
- *    use (sim_state.c's frames_bound), and all are zeroed, so resident.
+ *    areas, and an exec maps the process's regions anew), with the
+ *    detector's per-item state beside it if it keeps any, and reserves the
+ *    frame array for every frame id those slots can use (sim_state.c's
+ *    frames_bound), and all are zeroed, so resident.
  *  - stable nodes: a bound per region, from what can happen to its pages
  *    (merging starts in the second full scan at the earliest, since a page
  *    merges only once its checksum held still between two visits):
@@ -144,7 +145,7 @@ static uint64_t doubling_array(uint64_t first, uint64_t need, uint64_t size)
 /* What writers, write events and unmerges do to one region (pages are
  * counted over the copies they name, so they add up to pages x copies). */
 struct region_use {
-	uint64_t copies;      /* processes holding it: its owner and the descendants */
+	uint64_t copies;      /* mappings of it: its owner, the descendants, and each exec of one */
 	uint64_t early;       /* pages made unique before any merge, at least */
 	uint64_t fresh;       /* pages other fresh-value writes can reach */
 	uint64_t fixed;       /* pages fixed-value writes can reach */
@@ -173,6 +174,23 @@ static bool descends_from(const struct workload *wl, size_t proc, size_t ancesto
 		if ((size_t)p == ancestor)
 			return true;
 	return false;
+}
+
+/*
+ * The areas region @r is mapped as over the run: in its owner and every
+ * process forked from it, and again at each exec of one of them (an exited
+ * process keeps its slots: the simulator never frees them).
+ */
+static uint64_t region_copies(const struct workload *wl, size_t r)
+{
+	uint64_t copies = 0;
+
+	for (size_t p = 0; p < wl->nprocs; p++)
+		copies += descends_from(wl, p, wl->regions[r].process);
+	for (size_t i = 0; i < wl->nevents; i++)
+		copies += wl->events[i].action == WL_ACT_EXEC &&
+			  descends_from(wl, wl->events[i].process, wl->regions[r].process);
+	return copies;
 }
 
 /* The smallest value a knob takes: its [global] value or any set event's. */
@@ -311,6 +329,14 @@ static uint64_t count_events(struct plan *pl, uint8_t *reached)
 
 		if (ev->action == WL_ACT_RUN && ev->run == 2)
 			pl->run2 = true;
+		if (ev->action == WL_ACT_MERGE_OFF && ev->at_scan + 1 <= pl->scans_applied) {
+			/* every region of the process, unmerged as by unmerge events */
+			for (size_t r = 0; r < wl->nregions; r++)
+				if (descends_from(wl, ev->process, wl->regions[r].process))
+					pl->use[r].unmerged = add(pl->use[r].unmerged,
+								  wl->regions[r].pages);
+			continue;
+		}
 		if (ev->region < 0 || ev->at_scan + 1 > pl->scans_applied)
 			continue;
 		npages = wl->regions[ev->region].pages;
@@ -320,21 +346,24 @@ static uint64_t count_events(struct plan *pl, uint8_t *reached)
 			note_write(pl, (size_t)ev->region, &ev->value, n,
 				   before_merging(&ev->pages, ev->at_scan));
 			writes = add(writes, n);
-		} else if (ev->action == WL_ACT_UNMERGE) {
-			/* pages return to private copies and may merge again */
+		} else if (ev->action == WL_ACT_UNMERGE || ev->action == WL_ACT_DISCARD) {
+			/* pages return to private copies (or to zeros) and may merge again */
 			pl->use[ev->region].unmerged = add(pl->use[ev->region].unmerged, n);
 		}
 	}
 	return writes;
 }
 
-/* Whether some event of @wl does @action to region @r, or exits a process holding it. */
+/* Whether some event of @wl does @action to region @r, or to a process holding
+ * it (exit, exec, merge-off). */
 static bool region_event(const struct workload *wl, size_t r, enum wl_action action)
 {
 	for (size_t i = 0; i < wl->nevents; i++) {
 		const struct wl_event *ev = &wl->events[i];
+		bool whole_process = action == WL_ACT_EXIT || action == WL_ACT_EXEC ||
+				     action == WL_ACT_MERGE_OFF;
 
-		if (ev->action == action && action == WL_ACT_EXIT &&
+		if (ev->action == action && whole_process &&
 		    descends_from(wl, ev->process, wl->regions[r].process))
 			return true;
 		if (ev->action == action && ev->region == (long)r)
@@ -377,7 +406,8 @@ static double scan_ns_at_least(const struct workload *wl, const struct sim_costs
 
 		if (reg->merge == WL_MERGE_NONE || reg->fill == WL_FILL_NONE ||
 		    region_event(wl, r, WL_ACT_UNMAP) || region_event(wl, r, WL_ACT_UNMERGE) ||
-		    region_event(wl, r, WL_ACT_EXIT))
+		    region_event(wl, r, WL_ACT_EXIT) || region_event(wl, r, WL_ACT_DISCARD) ||
+		    region_event(wl, r, WL_ACT_EXEC) || region_event(wl, r, WL_ACT_MERGE_OFF))
 			continue;
 		if (zero_pages && (reg->fill == WL_FILL_ZERO || reg->fill == WL_FILL_GROUPS ||
 				   (reg->fill == WL_FILL_SAME && reg->value == 0) ||
@@ -403,8 +433,7 @@ static int plan_init(struct plan *pl, const struct workload *wl, const struct si
 	if (!pl->use)
 		return -1;
 	for (size_t r = 0; r < wl->nregions; r++)
-		for (size_t p = 0; p < wl->nprocs; p++)
-			pl->use[r].copies += descends_from(wl, p, wl->regions[r].process);
+		pl->use[r].copies = region_copies(wl, r);
 	if (wl->stop == WL_STOP_SCANS) {
 		pl->scans_applied = wl->stop_scans;
 	} else {
@@ -586,8 +615,8 @@ static void replay_mmap(struct pools *p, uint64_t n, bool thp)
 
 /*
  * The slot and frame pools after every mmap of the run, in the driver's
- * order: the regions at setup, then each fork (by scan, then file order)
- * mapping a copy of every area of its parent: its root's regions.
+ * order: the regions at setup, then each fork or exec (by scan, then file
+ * order) mapping a copy of every area of its process: its root's regions.
  */
 static uint64_t page_pools(const struct workload *wl)
 {
@@ -609,7 +638,7 @@ static uint64_t page_pools(const struct workload *wl)
 		for (size_t i = 0; i < wl->nevents; i++) {
 			const struct wl_event *e = &wl->events[i];
 
-			if (e->action != WL_ACT_FORK)
+			if (e->action != WL_ACT_FORK && e->action != WL_ACT_EXEC)
 				continue;
 			if (!first && (e->at_scan < after || (e->at_scan == after && i <= last)))
 				continue;
@@ -740,11 +769,8 @@ static size_t largest_region(const struct workload *wl)
 	size_t at = 0;
 
 	for (size_t r = 0; r < wl->nregions; r++) {
-		uint64_t copies = 0, n;
+		uint64_t n = mul(wl->regions[r].pages, region_copies(wl, r));
 
-		for (size_t p = 0; p < wl->nprocs; p++)
-			copies += descends_from(wl, p, wl->regions[r].process);
-		n = mul(wl->regions[r].pages, copies);
 		if (n > best) {
 			best = n;
 			at = r;

@@ -196,6 +196,11 @@ static int munmap_fn(struct sim *s, int area, uint64_t first, uint64_t count, bo
 	return sim_munmap(s, area, first, count);
 }
 
+static int discard_fn(struct sim *s, int area, uint64_t first, uint64_t count, bool unused)
+{
+	return sim_discard(s, area, first, count);
+}
+
 /* --- events -------------------------------------------------------------------- */
 
 static int expectation_met(enum wl_expect expect, int err)
@@ -232,6 +237,15 @@ static int record_store(struct run *r, const struct wl_event *ev, int err)
 	return 0;
 }
 
+/* PR_SET_MEMORY_MERGE @on for the event's process. */
+static int prctl_event(struct run *r, const struct wl_event *ev, bool on)
+{
+	int err = sim_prctl_merge(r->s, r->mm_of[ev->process], on);
+
+	return err ? fail(r, "[event %s] prctl(PR_SET_MEMORY_MERGE, %d): %s", ev->name, on,
+			  strerror(err)) : 0;
+}
+
 /* merge / unmerge: madvise on the pages, or the prctl for a prctl region. */
 static int merge_event(struct run *r, const struct wl_event *ev, size_t index, bool on)
 {
@@ -239,9 +253,50 @@ static int merge_event(struct run *r, const struct wl_event *ev, size_t index, b
 	int area = area_for(r, ev->process, (size_t)ev->region);
 
 	if (reg->merge == WL_MERGE_PRCTL)
-		return sim_prctl_merge(r->s, r->mm_of[ev->process], on) ? fail(r, "prctl failed") : 0;
+		return prctl_event(r, ev, on);
 	for_each_run(r, area, &ev->pages, reg->pages, &r->event_rng[index], madvise_fn, on);
 	return 0;
+}
+
+static int map_and_fill(struct run *r, size_t index, int mm);
+static void mark_mergeable(struct run *r, size_t index, int mm, int area);
+
+/*
+ * exec: the process gets a new mm (sim_exec: merge-any carried over where
+ * the kernel does), and its regions are set up again in file order, as at
+ * setup: mapped, filled, and madvised; a prctl region is mergeable through
+ * the flag that survived, or not at all.
+ */
+static int exec_event(struct run *r, const struct wl_event *ev)
+{
+	size_t root = wl_process_root(r->wl, ev->process);
+	int mm = sim_exec(r->s, r->mm_of[ev->process]);
+
+	if (mm < 0)
+		return fail(r, "[event %s] exec failed: %s", ev->name, strerror(-mm));
+	r->mm_of[ev->process] = mm;
+	for (size_t i = 0; i < r->wl->nregions; i++) {
+		int area;
+
+		if (r->wl->regions[i].process != root)
+			continue;
+		if ((area = map_and_fill(r, i, mm)) < 0)
+			return -1;
+		if (r->wl->regions[i].merge == WL_MERGE_MADVISE)
+			mark_mergeable(r, i, mm, area);
+	}
+	return 0;
+}
+
+/* protect and uffd-wp: the whole region of the event's process. */
+static int region_event(struct run *r, const struct wl_event *ev)
+{
+	int area = area_for(r, ev->process, (size_t)ev->region);
+	int err = ev->action == WL_ACT_PROTECT ? sim_mprotect(r->s, area, ev->prot)
+					       : sim_uffd_wp(r->s, area);
+
+	return err ? fail(r, "[event %s] %s failed: %s", ev->name, wl_action_name(ev->action),
+			  strerror(err)) : 0;
 }
 
 static int fork_event(struct run *r, const struct wl_event *ev)
@@ -267,11 +322,18 @@ static int apply_event(struct run *r, size_t index)
 		return merge_event(r, ev, index, true);
 	case WL_ACT_UNMERGE:
 		return merge_event(r, ev, index, false);
-	case WL_ACT_UNMAP:
+	case WL_ACT_UNMAP: case WL_ACT_DISCARD:
 		area = area_for(r, ev->process, (size_t)ev->region);
 		for_each_run(r, area, &ev->pages, r->wl->regions[ev->region].pages,
-			     &r->event_rng[index], munmap_fn, false);
+			     &r->event_rng[index], ev->action == WL_ACT_UNMAP ? munmap_fn : discard_fn,
+			     false);
 		return 0;
+	case WL_ACT_PROTECT: case WL_ACT_UFFD_WP:
+		return region_event(r, ev);
+	case WL_ACT_EXEC:
+		return exec_event(r, ev);
+	case WL_ACT_MERGE_OFF:
+		return prctl_event(r, ev, false);
 	case WL_ACT_FORK:
 		return fork_event(r, ev);
 	case WL_ACT_EXIT:
@@ -408,10 +470,10 @@ static int store_global_knobs(struct run *r)
 	return 0;
 }
 
-static int setup_region(struct run *r, size_t index)
+/* Map region @index in process @mm and fill it: the area, or -1. */
+static int map_and_fill(struct run *r, size_t index, int mm)
 {
 	const struct wl_region *reg = &r->wl->regions[index];
-	int mm = r->mm_of[reg->process];
 	int area = sim_mmap(r->s, mm, reg->pages, reg->node, reg->thp == WL_THP_ALWAYS,
 			    (uint32_t)index);
 
@@ -426,10 +488,28 @@ static int setup_region(struct run *r, size_t index)
 		r->prog.setup_pages++;
 		worked(r, 1);
 	}
+	return area;
+}
+
+/* The region's merge key at setup: madvise the area, or the process's prctl. */
+static void mark_mergeable(struct run *r, size_t index, int mm, int area)
+{
+	const struct wl_region *reg = &r->wl->regions[index];
+
 	if (reg->merge == WL_MERGE_MADVISE)
 		sim_madvise(r->s, area, 0, reg->pages, true);
 	else if (reg->merge == WL_MERGE_PRCTL)
 		sim_prctl_merge(r->s, mm, true);
+}
+
+static int setup_region(struct run *r, size_t index)
+{
+	int mm = r->mm_of[r->wl->regions[index].process];
+	int area = map_and_fill(r, index, mm);
+
+	if (area < 0)
+		return -1;
+	mark_mergeable(r, index, mm, area);
 	return 0;
 }
 
@@ -448,6 +528,52 @@ static int setup(struct run *r)
 	sim_run_store(r->s, 1);
 	r->prog.setup = false;
 	return 0;
+}
+
+/* --- the page partition at scan rows ------------------------------------------------ */
+
+/* The partition entry of one page: its frame, or KSM's zero page, or absent. */
+static struct trace_page page_entry(const struct sim *s, int area, uint64_t scan, size_t proc,
+				    size_t region, uint64_t page)
+{
+	long frame = sim_page_frame(s, area, page);
+	struct trace_page tp = { .scan = scan, .proc = (uint32_t)proc, .region = (uint32_t)region,
+				 .page = page };
+
+	if (frame > 0) {
+		tp.frame = (uint64_t)frame;
+		tp.flags = TRACE_PAGE_PRESENT;
+	} else if (frame < 0) {
+		tp.flags = TRACE_PAGE_PRESENT | TRACE_PAGE_ZERO;
+	}
+	return tp;
+}
+
+void sim_capture_pages(void *arg, uint64_t scan, const struct sim *s, const int *mm_of)
+{
+	struct sim_capture *c = arg;
+
+	for (size_t p = 0; p < c->wl->nprocs && !c->oom; p++) {
+		struct trace_proc_stat st;
+
+		if (mm_of[p] < 0)
+			continue;
+		sim_process_stat(s, mm_of[p], &st);
+		if (!st.present)
+			continue;
+		for (size_t r = 0; r < c->wl->nregions && !c->oom; r++) {
+			int area = sim_area_find(s, mm_of[p], (uint32_t)r);
+
+			for (uint64_t page = 0; area >= 0 && page < c->wl->regions[r].pages; page++) {
+				struct trace_page tp = page_entry(s, area, scan, p, r, page);
+
+				if (trace_pages_append(&c->page, &c->n, &c->cap, &tp) != 0) {
+					c->oom = true;
+					break;
+				}
+			}
+		}
+	}
 }
 
 /* --- the loop ------------------------------------------------------------------- */

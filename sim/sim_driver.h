@@ -60,6 +60,20 @@ struct sim_run_options {
 };
 
 /*
+ * A scan hook that keeps the page partition (trace.h's struct trace_page) at
+ * every scan row: every page of every live process's regions, its frame or
+ * KSM's zero page. Hook sim_capture_pages with a zeroed struct sim_capture
+ * (wl set) as its argument; the caller frees @page. oom says a page was lost.
+ */
+struct sim_capture {
+	const struct workload *wl;
+	struct trace_page *page;
+	size_t n, cap;
+	bool oom;
+};
+void sim_capture_pages(void *arg, uint64_t scan, const struct sim *s, const int *mm_of);
+
+/*
  * Run @wl. Returns 0 and a trace in *out (the caller frees it), or -1 with
  * "what went wrong" in @err: a store answered otherwise than the event
  * expected, full scans stopped advancing, or memory ran out. On -1, *out

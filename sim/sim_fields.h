@@ -124,7 +124,9 @@ _Static_assert(sizeof(struct sim_work) % 8 == 0, "struct sim_work is made of uin
 	F(thp, r->thp, true, STATE, KEEP)                                               \
 	F(dirty_tracking, r->dirty_tracking, true, STATE, KEEP)                         \
 	F(anon_vma, r->anon_vma, true, STATE, KEEP)                                     \
-	F(dead, r->dead, true, STATE, KEEP)
+	F(dead, r->dead, true, STATE, KEEP)                                             \
+	F(prot, r->prot, true, STATE, KEEP)                                             \
+	F(uffd_wp, r->uffd_wp, true, STATE, KEEP)
 
 /* A page slot: the PTE half always, the rmap_item half while it exists. */
 #define SIM_PAGE_ITEM (r->rflags & RMAP_EXISTS)

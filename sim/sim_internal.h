@@ -185,6 +185,9 @@ struct sim_area {
 	bool dirty_tracking; /* writes set the PTE dirty bit (see sim.h) */
 	bool anon_vma;      /* faulted at least once */
 	bool dead;          /* fully unmapped and without items: ignore */
+	uint8_t prot;       /* enum wl_prot from mprotect; without PROT_WRITE, writes come
+			       through /proc/PID/mem (FOLL_FORCE) and leave the PTE read-only */
+	bool uffd_wp;       /* registered with userfaultfd and write-protected */
 };
 
 /* --- KSM --------------------------------------------------------------------- */

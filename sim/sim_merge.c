@@ -446,6 +446,10 @@ static uint32_t mergeable_page(const struct sim *s, uint32_t slot)
 	 */
 	if ((p->pte & (want | PTE_KSM_ZERO)) != want)
 		return 0;
+	/* where follow_page() honours PROT_NONE as a NUMA hint, it finds no page */
+	if (!wl_kernel_row(s->cfg.kernel)->reaches_prot_none &&
+	    s->area[sim_area_of_slot(s, slot)].prot == WL_PROT_NONE)
+		return 0;
 	return p->frame;
 }
 

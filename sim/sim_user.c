@@ -1,7 +1,8 @@
 /*
  * sim_user.c - what user processes do to the simulated machine: faults and
- * writes (with copy-on-write exactly where the kernel copies), madvise,
- * prctl, munmap, fork and exit.
+ * writes (with copy-on-write exactly where the kernel copies), madvise
+ * (MERGEABLE, UNMERGEABLE, DONTNEED), mprotect, userfaultfd write-protection,
+ * prctl, munmap, fork, exec and exit.
  *
  * None of these touches a KSM counter except ksm_zero_pages, which the kernel
  * updates at once when a KSM-placed zero page is replaced or zapped; every
@@ -128,6 +129,8 @@ static int make_private_writable(struct sim *s, struct sim_area *a, uint64_t pag
 
 	if (!(p->pte & PTE_MAPPED))
 		return EFAULT;
+	if (a->uffd_wp)
+		return EDEADLK; /* the fault would wait for a handler nobody runs */
 	if (p->pte & PTE_WRITE) {
 		mark_written(s, a, page);
 		return 0;
@@ -144,6 +147,8 @@ static int make_private_writable(struct sim *s, struct sim_area *a, uint64_t pag
 		p->pte |= PTE_WRITE;
 	if (!err)
 		p->pte |= PTE_DIRTY | PTE_SOFT_DIRTY;
+	if (a->prot != WL_PROT_RW)
+		p->pte &= (uint8_t)~PTE_WRITE; /* FOLL_FORCE: maybe_mkwrite() leaves it so */
 	return err;
 }
 
@@ -211,6 +216,10 @@ void sim_unshare_page(struct sim *s, uint32_t slot)
 		return; /* before 6.6, break_ksm leaves zero pages mapped */
 	if (s->frame[p->frame].flags & FRAME_LARGE && !(p->pte & PTE_KSM_ZERO))
 		return; /* break_ksm only touches small folios */
+	if (s->area[ai].uffd_wp && !wl_kernel_row(s->cfg.kernel)->unshares_uffd_wp)
+		return; /* break_ksm's write fault stops at the uffd-wp PTE */
+	if (s->area[ai].prot == WL_PROT_NONE && !wl_kernel_row(s->cfg.kernel)->reaches_prot_none)
+		return; /* break_ksm's follow_page() finds no page there */
 	copy_page(s, &s->area[ai], slot, false);
 }
 
@@ -325,6 +334,7 @@ static int fork_area(struct sim *s, uint32_t parent_area, int child)
 	c->start = pa.start;
 	c->anon_vma = pa.anon_vma;
 	c->dirty_tracking = pa.dirty_tracking;
+	c->prot = pa.prot; /* uffd_wp is not inherited: no EVENT_FORK */
 	for (uint64_t p = 0; p < pa.npages; p++) {
 		struct sim_page *from = &s->page[pa.slot + p], *to = &s->page[c->slot + p];
 
@@ -402,4 +412,75 @@ int sim_exit(struct sim *s, int mmid)
 	mm->state = MM_EXITED;
 	mm->mergeable_pages = 0;
 	return 0;
+}
+
+int sim_discard(struct sim *s, int area, uint64_t first, uint64_t count)
+{
+	struct sim_area *a = area_at(s, area);
+	bool hole = false;
+
+	if (s->mm[a->mm].state != MM_ALIVE || first > a->npages || count > a->npages - first)
+		return EINVAL;
+	for (uint64_t p = first; p < first + count; p++) {
+		if (!(s->page[a->slot + p].pte & PTE_MAPPED)) {
+			hole = true;
+			continue;
+		}
+		/* the PTE is none; VM_MERGEABLE, the anon_vma and the item stay */
+		sim_zap_pte(s, a->mm, a->slot + (uint32_t)p);
+		s->page[a->slot + p].pte &= (uint8_t)~PTE_SOFT_DIRTY;
+	}
+	return hole ? ENOMEM : 0;
+}
+
+/* Clear the write bit of every PTE of @a (change_protection, or UFFDIO_WRITEPROTECT). */
+static void write_protect_area(struct sim *s, struct sim_area *a)
+{
+	for (uint64_t p = 0; p < a->npages; p++)
+		s->page[a->slot + p].pte &= (uint8_t)~PTE_WRITE;
+}
+
+int sim_mprotect(struct sim *s, int area, enum wl_prot prot)
+{
+	struct sim_area *a = area_at(s, area);
+
+	if (s->mm[a->mm].state != MM_ALIVE)
+		return EINVAL;
+	a->prot = (uint8_t)prot;
+	/* making it writable again sets no PTE writable: the next write faults and
+	 * reuses an exclusive page, as a write after fork does */
+	if (prot != WL_PROT_RW)
+		write_protect_area(s, a);
+	return 0;
+}
+
+int sim_uffd_wp(struct sim *s, int area)
+{
+	struct sim_area *a = area_at(s, area);
+
+	if (s->mm[a->mm].state != MM_ALIVE)
+		return EINVAL;
+	a->uffd_wp = true;
+	write_protect_area(s, a);
+	return 0;
+}
+
+int sim_exec(struct sim *s, int mmid)
+{
+	bool keep;
+	int fresh;
+
+	if (s->mm[mmid].state != MM_ALIVE)
+		return -EINVAL;
+	keep = s->mm[mmid].merge_any && wl_kernel_row(s->cfg.kernel)->exec_keeps_merge_any;
+	fresh = sim_process_new(s);
+	if (fresh < 0)
+		return fresh;
+	/* ksm_execve registers the new mm before the old one is released */
+	if (keep) {
+		s->mm[fresh].merge_any = true;
+		sim_slot_enter(s, (uint32_t)fresh);
+	}
+	sim_exit(s, mmid);
+	return fresh;
 }

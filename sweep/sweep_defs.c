@@ -1061,8 +1061,9 @@ static int numa_node_run(const struct sweep_def *d, size_t point, const struct s
 
 static const char *const predict_names[] = {
 	"chains-straggler", "chains", "cow-remerge", "exit-middle", "fork-cow", "fork",
-	"ksm-tests-cow", "ksm-tests-merge-prctl", "ksm-tests-merge-time", "ksm-tests-merge",
-	"ksm-tests-unmerge", "ksm-tests-zero-pages-0", "ksm-tests-zero-pages-1",
+	"selftests/ksm_tests-C-t0", "selftests/ksm_tests-M-t1", "selftests/ksm_tests-P-t0",
+	"selftests/ksm_tests-M-t0", "selftests/ksm_tests-U-t0", "selftests/ksm_tests-Z-z0-t0",
+	"selftests/ksm_tests-Z-z1-t0",
 	"munmap-middle", "registration-order", "run2-restart", "smart-scan-unique",
 	"thp-merge", "unmerge-part-of-chain", "volatile-half", "zero-pages-cow",
 };

@@ -30,7 +30,7 @@ static struct workload *numa_workload(bool across)
 	long len;
 	FILE *f;
 
-	snprintf(path, sizeof path, "%s/workloads/ksm-tests-numa.wl", SRCDIR);
+	snprintf(path, sizeof path, "%s/workloads/selftests/ksm_tests-N-m0-t0.wl", SRCDIR);
 	f = fopen(path, "r");
 	ck_assert_ptr_nonnull(f);
 	fseek(f, 0, SEEK_END);

@@ -3,7 +3,9 @@
  * KSM-SEMANTICS.md states them: the worked example (also page by page through
  * scan 2), stragglers, zero pages, smart scan's schedule, lazy counters after
  * COW, run = 2, merge_across_nodes = 0, EBUSY on knob stores, fork children,
- * the 6.10 and 6.18 orders, 6.1's missing knobs and counters, registration order, exit, munmap, chains.
+ * the 6.10 and 6.18 orders, 6.1's missing knobs and counters, registration order, exit, munmap, chains,
+ * and what the kernel's selftests do: MADV_DONTNEED, PROT_NONE with forced
+ * writes, userfaultfd write-protection, exec and PR_SET_MEMORY_MERGE 0.
  * Each test drives the step API directly (sim.h).
  */
 #include <check.h>
@@ -33,12 +35,14 @@ static struct sim *new_sim(enum wl_kernel kernel, unsigned nodes)
 	return s;
 }
 
-/* @n pages of value @value (0 = the zero page's bytes), madvised, run = 1. */
-static struct fixture identical_pages(uint64_t n, uint64_t value, uint64_t max_page_sharing)
+/* @n pages of value @value (0 = the zero page's bytes), madvised, run = 1,
+ * on @kernel's semantics. */
+static struct fixture identical_pages_on(enum wl_kernel kernel, uint64_t n, uint64_t value,
+					 uint64_t max_page_sharing)
 {
 	struct fixture f;
 
-	f.s = new_sim(WL_KERNEL_6_18, 1);
+	f.s = new_sim(kernel, 1);
 	ck_assert_int_eq(sim_knob_store(f.s, WL_KNOB_MAX_PAGE_SHARING, max_page_sharing), 0);
 	f.mm = sim_process_new(f.s);
 	f.area = sim_mmap(f.s, f.mm, n, -1, false, 0);
@@ -48,6 +52,11 @@ static struct fixture identical_pages(uint64_t n, uint64_t value, uint64_t max_p
 	ck_assert_int_eq(sim_madvise(f.s, f.area, 0, n, true), 0);
 	ck_assert_int_eq(sim_run_store(f.s, 1), 0);
 	return f;
+}
+
+static struct fixture identical_pages(uint64_t n, uint64_t value, uint64_t max_page_sharing)
+{
+	return identical_pages_on(WL_KERNEL_6_18, n, value, max_page_sharing);
 }
 
 /* Step ksmd until the current full scan ends; returns pages processed. */
@@ -343,6 +352,182 @@ START_TEST(unmerge_unshares_at_once_and_counts_later)
 	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), 0);
 	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 0);
 	/* no mergeable VMA left: the mm lost its slot during that scan */
+	ck_assert(!sim_ksmd_runnable(f.s));
+	sim_free(f.s);
+}
+END_TEST
+
+/* --- what the kernel's selftests do -------------------------------------------- */
+
+/* test_unmerge_discarded: MADV_DONTNEED zaps at once, the items go later. */
+START_TEST(discard_zaps_now_and_counts_later)
+{
+	struct fixture f = identical_pages(10, 7, 256);
+
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(sim_discard(f.s, f.area, 0, 5), 0);
+	ck_assert_int_eq(sim_page_frame(f.s, f.area, 0), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 9); /* lazily */
+	ck_assert_int_eq(proc_field(f.s, f.mm, TRACE_KSM_RMAP_ITEMS), 10);
+	full_scan(f.s);
+	/* the cursor passed the five empty PTEs and freed their items */
+	ck_assert_int_eq(proc_field(f.s, f.mm, TRACE_KSM_RMAP_ITEMS), 5);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), 1);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 4);
+	/* the mapping stayed mergeable: the next touch reads zeros and merges again */
+	ck_assert_int_eq(sim_write(f.s, f.area, 0, 8, 0), 0);
+	ck_assert_int_eq(sim_write(f.s, f.area, 1, 8, 0), 0);
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), 2);
+	ck_assert_int_eq(sim_page_frame(f.s, f.area, 0), sim_page_frame(f.s, f.area, 1));
+	ck_assert_int_eq(sim_discard(f.s, f.area, 8, 3), EINVAL);
+	sim_free(f.s);
+}
+END_TEST
+
+/* A discarded KSM zero page leaves ksm_zero_pages at once (its PTE is zapped). */
+START_TEST(discarding_a_zero_page_counts_at_once)
+{
+	struct fixture f = identical_pages(10, 0, 256);
+
+	ck_assert_int_eq(sim_knob_store(f.s, WL_KNOB_USE_ZERO_PAGES, 1), 0);
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_KSM_ZERO_PAGES), 10);
+	ck_assert_int_eq(sim_discard(f.s, f.area, 0, 4), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_KSM_ZERO_PAGES), 6);
+	ck_assert_int_eq(proc_field(f.s, f.mm, TRACE_KSM_ZERO_PAGES_PROC), 6);
+	sim_free(f.s);
+}
+END_TEST
+
+/* test_prot_none: PROT_NONE pages merge; a forced write breaks COW, an unmerge unshares. */
+START_TEST(prot_none_pages_merge_and_forced_writes_break_cow)
+{
+	struct fixture f = identical_pages(8, 0x11, 256);
+
+	ck_assert_int_eq(sim_mprotect(f.s, f.area, WL_PROT_NONE), 0);
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 7);
+	for (uint64_t p = 0; p < 4; p++)
+		ck_assert_int_eq(sim_write(f.s, f.area, p, 0, 100 + p), 0);
+	ck_assert_int_eq(sim_madvise(f.s, f.area, 4, 4, false), 0);
+	for (uint64_t a = 0; a < 8; a++)
+		for (uint64_t b = a + 1; b < 8; b++)
+			ck_assert_int_ne(sim_page_frame(f.s, f.area, a), sim_page_frame(f.s, f.area, b));
+	/* a second forced write to a private read-only page reuses it */
+	ck_assert_int_eq(sim_write(f.s, f.area, 0, 8, 5), 0);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARED), 0);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 0);
+	sim_free(f.s);
+}
+END_TEST
+
+/* Debian's 6.1 (measured): follow_page() does not reach PROT_NONE pages, so an
+ * unstable walk meeting one gives up and break_ksm leaves one merged. */
+START_TEST(kernel_6_1_does_not_reach_prot_none_pages)
+{
+	struct fixture f = identical_pages_on(WL_KERNEL_6_1, 4, 7, 256);
+	int none = sim_mmap(f.s, f.mm, 4, -1, false, 1);
+
+	ck_assert(!wl_kernel_row(WL_KERNEL_6_1)->reaches_prot_none);
+	ck_assert(wl_kernel_row(WL_KERNEL_6_12)->reaches_prot_none);
+	for (uint64_t p = 0; p < 4; p++)
+		ck_assert_int_eq(sim_fill(f.s, none, p, 9), 0);
+	ck_assert_int_eq(sim_madvise(f.s, none, 0, 4, true), 0);
+	ck_assert_int_eq(sim_mprotect(f.s, none, WL_PROT_NONE), 0);
+	full_scan(f.s);
+	full_scan(f.s);
+	/* the first PROT_NONE page waits in the tree; the others cannot read it */
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), 3);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_UNSHARED), 1);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_VOLATILE), 3);
+	/* a PROT_NONE page merges into a page it finds: then it cannot be unshared */
+	ck_assert_int_eq(sim_mprotect(f.s, f.area, WL_PROT_NONE), 0);
+	ck_assert_int_eq(sim_madvise(f.s, f.area, 0, 4, false), 0);
+	ck_assert_int_eq(sim_page_frame(f.s, f.area, 0), sim_page_frame(f.s, f.area, 3));
+	sim_free(f.s);
+}
+END_TEST
+
+/* test_unmerge_uffd_wp: FAULT_FLAG_UNSHARE goes through write-protection; before
+ * 6.2 the write fault break_ksm used stopped there (the row's column). */
+START_TEST(uffd_wp_pages_unmerge_where_the_row_says)
+{
+	static const enum wl_kernel kernels[] = { WL_KERNEL_6_18, WL_KERNEL_6_1 };
+
+	for (size_t k = 0; k < 2; k++) {
+		struct fixture f = identical_pages_on(kernels[k], 8, 7, 256);
+		bool unshares = wl_kernel_row(kernels[k])->unshares_uffd_wp;
+
+		full_scan(f.s);
+		full_scan(f.s);
+		ck_assert_int_eq(sim_uffd_wp(f.s, f.area), 0);
+		ck_assert_int_eq(sim_write(f.s, f.area, 0, 0, 1), EDEADLK);
+		ck_assert_int_eq(sim_madvise(f.s, f.area, 0, 8, false), 0);
+		ck_assert_msg((sim_page_frame(f.s, f.area, 0) != sim_page_frame(f.s, f.area, 1)) ==
+				      unshares, "kernel %s", wl_kernel_name(kernels[k]));
+		/* a fork child's copy is not registered: it may write */
+		ck_assert_int_eq(sim_write(f.s, sim_area_find(f.s, sim_fork(f.s, f.mm), 0), 0, 0, 1),
+				 0);
+		sim_free(f.s);
+	}
+	ck_assert(wl_kernel_row(WL_KERNEL_6_18)->unshares_uffd_wp);
+}
+END_TEST
+
+/* test_prctl_fork_exec: exec keeps PR_SET_MEMORY_MERGE where the kernel has ksm_execve. */
+START_TEST(exec_keeps_merge_any_and_leaves_the_old_items)
+{
+	struct sim *s = new_sim(WL_KERNEL_6_18, 1);
+	int mm = sim_process_new(s), area = sim_mmap(s, mm, 6, -1, false, 0), fresh, again;
+
+	for (uint64_t p = 0; p < 6; p++)
+		ck_assert_int_eq(sim_fill(s, area, p, 7), 0);
+	ck_assert_int_eq(sim_prctl_merge(s, mm, true), 0);
+	ck_assert_int_eq(sim_run_store(s, 1), 0);
+	full_scan(s);
+	full_scan(s);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARING), 5);
+	fresh = sim_exec(s, mm);
+	ck_assert_int_ge(fresh, 0);
+	ck_assert_int_eq(proc_field(s, fresh, TRACE_KSM_MERGE_ANY), 1);
+	/* the old mm's items linger until ksmd frees them with its slot */
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARING), 5);
+	again = sim_mmap(s, fresh, 6, -1, false, 0);
+	for (uint64_t p = 0; p < 6; p++)
+		ck_assert_int_eq(sim_fill(s, again, p, 7), 0);
+	full_scan(s);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARED), 0);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_VOLATILE), 6);
+	full_scan(s);
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SHARING), 5);
+	ck_assert_int_eq(proc_field(s, fresh, TRACE_KSM_MERGING_PAGES), 6);
+	ck_assert_int_eq(sim_exec(s, mm), -EINVAL); /* the old one is gone */
+	/* PR_SET_MEMORY_MERGE 0 unmerges it all and clears the flag */
+	ck_assert_int_eq(sim_prctl_merge(s, fresh, false), 0);
+	ck_assert_int_eq(proc_field(s, fresh, TRACE_KSM_MERGE_ANY), 0);
+	ck_assert_int_ne(sim_page_frame(s, again, 0), sim_page_frame(s, again, 1));
+	sim_free(s);
+}
+END_TEST
+
+/* A madvise process's exec: the new mm has no slot until it madvises again. */
+START_TEST(exec_of_a_madvise_process_starts_unregistered)
+{
+	struct fixture f = identical_pages(4, 7, 256);
+	int fresh;
+
+	full_scan(f.s);
+	fresh = sim_exec(f.s, f.mm);
+	ck_assert_int_ge(fresh, 0);
+	ck_assert_int_eq(proc_field(f.s, fresh, TRACE_KSM_MERGE_ANY), 0);
+	full_scan(f.s); /* frees the old mm's items and slot */
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_VOLATILE), 0);
 	ck_assert(!sim_ksmd_runnable(f.s));
 	sim_free(f.s);
 }
@@ -694,6 +879,16 @@ static Suite *sim_ksm_suite(void)
 	tcase_add_test(tc, stale_node_drops_all_its_items_at_once);
 	tcase_add_test(tc, munmap_counts_drop_when_the_cursor_passes);
 	tcase_add_test(tc, unmerge_unshares_at_once_and_counts_later);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("selftests");
+	tcase_add_test(tc, discard_zaps_now_and_counts_later);
+	tcase_add_test(tc, discarding_a_zero_page_counts_at_once);
+	tcase_add_test(tc, prot_none_pages_merge_and_forced_writes_break_cow);
+	tcase_add_test(tc, kernel_6_1_does_not_reach_prot_none_pages);
+	tcase_add_test(tc, uffd_wp_pages_unmerge_where_the_row_says);
+	tcase_add_test(tc, exec_keeps_merge_any_and_leaves_the_old_items);
+	tcase_add_test(tc, exec_of_a_madvise_process_starts_unregistered);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("sysfs");

@@ -387,9 +387,10 @@ START_TEST(every_shipped_workload_runs)
 {
 	static const char *const files[] = {
 		"chains.wl", "chains-straggler.wl", "cow-remerge.wl", "fork.wl",
-		"ksm-tests-cow.wl", "ksm-tests-merge.wl", "ksm-tests-merge-prctl.wl",
-		"ksm-tests-numa.wl", "ksm-tests-unmerge.wl", "ksm-tests-zero-pages-0.wl",
-		"ksm-tests-zero-pages-1.wl", "munmap-middle.wl", "registration-order.wl",
+		"selftests/ksm_tests-C-t0.wl", "selftests/ksm_tests-M-t0.wl",
+		"selftests/ksm_tests-M-t1.wl", "selftests/ksm_tests-N-m0-t0.wl",
+		"selftests/ksm_tests-U-t0.wl", "selftests/ksm_tests-Z-z0-t0.wl",
+		"selftests/ksm_tests-Z-z1-t0.wl", "munmap-middle.wl", "registration-order.wl",
 		"smart-scan-unique.wl", "unmerge-part-of-chain.wl", "volatile-half.wl",
 	};
 

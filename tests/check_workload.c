@@ -167,6 +167,8 @@ START_TEST(global_keys)
 	struct workload *wl = parse_ok(
 		"[global]\n"
 		"description = every global key\n"
+		"upstream = ksm_functional_tests test_prot_none\n"
+		"requires = reaches_prot_none,unshares_zero_pages\n"
 		"kernel = 6.10\n"
 		"detector = hybrid\n"
 		"thp_dirty = split\n"
@@ -188,6 +190,9 @@ START_TEST(global_keys)
 		"[region a]\npages = 1\nfill = zero\n");
 
 	ck_assert_str_eq(wl->description, "every global key");
+	ck_assert_str_eq(wl->upstream, "ksm_functional_tests test_prot_none");
+	ck_assert_uint_eq(wl->requires, (1u << WL_FACT_REACHES_PROT_NONE) |
+						(1u << WL_FACT_UNSHARES_ZERO_PAGES));
 	ck_assert_int_eq(wl->kernel, WL_KERNEL_6_10);
 	ck_assert_int_eq(wl->detector, WL_DETECTOR_HYBRID);
 	ck_assert_int_eq(wl->thp_dirty, WL_THP_DIRTY_SPLIT);
@@ -414,6 +419,92 @@ START_TEST(event_keys)
 }
 END_TEST
 
+/* The actions the kernel's selftests need, read and printed back. */
+START_TEST(selftest_actions)
+{
+	struct workload *wl = parse_ok(
+		"[global]\nscans = 6\n"
+		"[region a]\npages = 10\nfill = same\nvalue = 1\nmerge = prctl\n"
+		"[event d]\nat = after-scan:1\naction = discard\nregion = a\npages = 0-4\n"
+		"[event p]\nat = after-scan:1\naction = protect\nregion = a\nprot = none\n"
+		"[event w]\nat = after-scan:2\naction = write\nregion = a\npages = 1\n"
+		"[event wp]\nat = after-scan:2\naction = uffd-wp\nregion = a\n"
+		"[event f]\nat = after-scan:3\naction = fork\nprocess = main\nchild = kid\n"
+		"[event kw]\nat = after-scan:3\naction = write\nregion = a\nprocess = kid\n"
+		"[event x]\nat = after-scan:4\naction = exec\nprocess = kid\n"
+		"[event off]\nat = after-scan:4\naction = merge-off\nprocess = main\n"
+		"[event xw]\nat = after-scan:5\naction = write\nregion = a\nprocess = kid\n");
+
+	ck_assert_uint_eq(wl->nevents, 9);
+	ck_assert_int_eq(wl->events[0].action, WL_ACT_DISCARD);
+	ck_assert_int_eq(wl->events[0].pages.kind, WL_SEL_LIST);
+	ck_assert_int_eq(wl->events[1].action, WL_ACT_PROTECT);
+	ck_assert_int_eq(wl->events[1].prot, WL_PROT_NONE);
+	ck_assert_int_eq(wl->events[1].pages.kind, WL_SEL_ALL);
+	ck_assert_int_eq(wl->events[3].action, WL_ACT_UFFD_WP);
+	ck_assert_int_eq(wl->events[6].action, WL_ACT_EXEC);
+	ck_assert_uint_eq(wl->events[6].process, 1);
+	ck_assert_int_eq(wl->events[7].action, WL_ACT_MERGE_OFF);
+	ck_assert_str_eq(wl_action_name(WL_ACT_MERGE_OFF), "merge-off");
+	ck_assert_str_eq(wl_prot_name(WL_PROT_READ), "read");
+	ck_assert(wl_process_uses_prctl(wl, 1));
+	ck_assert_uint_eq(wl_process_root(wl, 1), 0);
+	assert_round_trip(wl);
+	wl_free(wl);
+}
+END_TEST
+
+/* [expect] sections: every comparison, both kinds, and their normalized form. */
+START_TEST(expect_sections)
+{
+	struct workload *wl = parse_ok(
+		BASE "process = main\n"
+		"[event s]\nat = after-scan:1\naction = set\nset = max_page_sharing=8\n"
+		"expect = any\n"
+		"[expect merged]\nat = after-scan:2\npages_shared = 1\npages_sharing >= 9\n"
+		"pages_unshared <= 0\ngeneral_profit > -1\nmain.ksm_merging_pages != 3\n"
+		"main.ksm_zero_pages < 1\n"
+		"[expect apart]\nat: end\nregion = a\nduplicates = none\n"
+		"[expect busy]\nevent = s\nerrno = EBUSY\n");
+	const struct wl_expectation *ex = wl->expects;
+	char what[128];
+
+	ck_assert_uint_eq(wl->nexpects, 3);
+	ck_assert_str_eq(ex[0].name, "merged");
+	ck_assert(!ex[0].at_end);
+	ck_assert_uint_eq(ex[0].at_scan, 2);
+	ck_assert_uint_eq(ex[0].nchecks, 6);
+	ck_assert_int_eq(ex[0].checks[0].kind, WL_CHECK_COUNTER);
+	ck_assert_int_eq(ex[0].checks[0].index, TRACE_PAGES_SHARED);
+	ck_assert_int_eq(ex[0].checks[0].cmp, WL_CMP_EQ);
+	ck_assert_int_eq(ex[0].checks[1].cmp, WL_CMP_GE);
+	ck_assert_int_eq(ex[0].checks[1].value, 9);
+	ck_assert_int_eq(ex[0].checks[2].cmp, WL_CMP_LE);
+	ck_assert_int_eq(ex[0].checks[3].cmp, WL_CMP_GT);
+	ck_assert_int_eq(ex[0].checks[3].value, -1);
+	ck_assert_int_eq(ex[0].checks[4].kind, WL_CHECK_PROC_FIELD);
+	ck_assert_int_eq(ex[0].checks[4].index, TRACE_KSM_MERGING_PAGES);
+	ck_assert_int_eq(ex[0].checks[4].cmp, WL_CMP_NE);
+	/* the per-process ksm_zero_pages, not the global counter of that name */
+	ck_assert_int_eq(ex[0].checks[5].index, TRACE_KSM_ZERO_PAGES_PROC);
+	ck_assert_int_eq(ex[0].checks[5].cmp, WL_CMP_LT);
+	ck_assert_str_eq(wl_check_what(wl, &ex[0].checks[5], what, sizeof(what)),
+			 "main.ksm_zero_pages");
+	ck_assert(ex[1].at_end);
+	ck_assert_int_eq(ex[1].checks[0].kind, WL_CHECK_DUPLICATES);
+	ck_assert_int_eq(ex[1].checks[0].value, 0);
+	ck_assert_str_eq(wl_check_what(wl, &ex[1].checks[0], what, sizeof(what)),
+			 "duplicates in region a of process main");
+	ck_assert_int_eq(ex[2].event, 0);
+	ck_assert_int_eq(ex[2].error, WL_EXPECT_EBUSY);
+	ck_assert_int_eq(ex[2].nchecks, 0);
+	ck_assert(wl_cmp_holds(WL_CMP_GE, 9, 9) && !wl_cmp_holds(WL_CMP_GT, 9, 9));
+	ck_assert(wl_cmp_holds(WL_CMP_NE, -1, 0) && wl_cmp_holds(WL_CMP_LT, -2, -1));
+	assert_round_trip(wl);
+	wl_free(wl);
+}
+END_TEST
+
 START_TEST(syntax_forgiveness)
 {
 	/* comments, blank lines, indentation, CRLF, name:value, BOM */
@@ -578,9 +669,10 @@ START_TEST(fork_child_inherits_unmapped_state)
 }
 END_TEST
 
-START_TEST(shipped_workloads_round_trip)
+/* Every workload in @dirpath parses and round-trips; returns how many. */
+static int round_trip_dir(const char *dirpath)
 {
-	DIR *dir = opendir(SRCDIR "/workloads");
+	DIR *dir = opendir(dirpath);
 	struct dirent *de;
 	int seen = 0;
 
@@ -593,7 +685,7 @@ START_TEST(shipped_workloads_round_trip)
 
 		if (n < 4 || strcmp(de->d_name + n - 3, ".wl") != 0)
 			continue;
-		snprintf(path, sizeof(path), SRCDIR "/workloads/%s", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s", dirpath, de->d_name);
 		if (wl_parse_file(path, &wl, &err) != 0)
 			ck_abort_msg("shipped workload does not parse: %s", err.text);
 		assert_round_trip(wl);
@@ -601,7 +693,14 @@ START_TEST(shipped_workloads_round_trip)
 		seen++;
 	}
 	closedir(dir);
-	ck_assert_int_ge(seen, 1);
+	return seen;
+}
+
+START_TEST(shipped_workloads_round_trip)
+{
+	ck_assert_int_ge(round_trip_dir(SRCDIR "/workloads"), 1);
+	/* the selftests: ten functional tests, twenty ksm_tests runs */
+	ck_assert_int_eq(round_trip_dir(SRCDIR "/workloads/selftests"), 30);
 }
 END_TEST
 
@@ -947,8 +1046,8 @@ static const struct bad_case bad_cases[] = {
 	{ "[global\nscans = 3\n", "t.wl:1: section header without closing ']'" },
 	{ "scans = 3\n[global]\n", "t.wl:1: 'scans' is outside any section (start with [global])" },
 	{ "[global]\nscans = 3\n[globl]\n",
-	  "t.wl:3: unknown section [globl] (expected [global], [region NAME], [writer NAME] or "
-	  "[event NAME])" },
+	  "t.wl:3: unknown section [globl] (expected [global], [region NAME], [writer NAME], "
+	  "[event NAME] or [expect NAME])" },
 	{ "[global x]\nscans = 3\n", "t.wl:1: [global] takes no name" },
 	{ "[global]\nscans = 3\n[region]\n", "t.wl:3: [region]: a name is needed" },
 	{ "[global]\nscans = 3\n[region a.b]\n",
@@ -1101,13 +1200,14 @@ static const struct bad_case bad_cases[] = {
 	  "t.wl:10: [writer w] process = ghost: no such process" },
 	/* [event] */
 	{ BASE "[event e]\nat = after-scan:1\n",
-	  "t.wl:7: [event e] needs action = write, merge, unmerge, unmap, fork, exit, set or run" },
+	  "t.wl:7: [event e] needs action = write, merge, unmerge, unmap, fork, exit, set, run, "
+	  "discard, protect, exec, merge-off or uffd-wp" },
 	{ BASE "[event e]\naction = write\nregion = a\n", "t.wl:7: [event e] needs at = after-scan:N" },
 	{ BASE "[event e]\nat = scan:1\naction = write\nregion = a\n",
 	  "t.wl:8: [event e] at = scan:1: expected after-scan:N" },
 	{ BASE "[event e]\nat = after-scan:1\naction = explode\n",
 	  "t.wl:9: [event e] action = explode: expected write, merge, unmerge, unmap, fork, exit, "
-	  "set or run" },
+	  "set, run, discard, protect, exec, merge-off or uffd-wp" },
 	{ BASE "[event e]\nat = after-scan:1\naction = write\n",
 	  "t.wl:7: [event e] action = write needs region = NAME" },
 	{ BASE "[event e]\nat = after-scan:1\naction = exit\n",
@@ -1181,6 +1281,26 @@ static const struct bad_case bad_cases[] = {
 	  "be all" },
 	{ "[global]\ndescription=#x\nscans = 3\n",
 	  "t.wl:2: [global] description = #x: must not start with '#' or ';' (they start a comment)" },
+	{ "[global]\nupstream=;x\nscans = 3\n",
+	  "t.wl:2: [global] upstream = ;x: must not start with '#' or ';' (they start a comment)" },
+	{ "[global]\nscans = 3\nrequires = prctl\n",
+	  "t.wl:3: [global] requires = prctl: 'prctl' is not a kernel fact (checksum_first, "
+	  "unshares_zero_pages, fork_resets_counts, prctl_merge, exec_keeps_merge_any, "
+	  "unshares_uffd_wp or reaches_prot_none)" },
+	{ "[global]\nscans = 3\nrequires = prctl_merge,prctl_merge\n",
+	  "t.wl:3: [global] requires = prctl_merge,prctl_merge: 'prctl_merge' is listed twice" },
+	{ "[global]\nscans = 3\nrequires = prctl_merge,,checksum_first\n",
+	  "t.wl:3: [global] requires = prctl_merge,,checksum_first: expected a comma-separated "
+	  "list of checksum_first, unshares_zero_pages, fork_resets_counts, prctl_merge, "
+	  "exec_keeps_merge_any, unshares_uffd_wp or reaches_prot_none" },
+	{ "[global]\nscans = 3\nrequires = prctl_merge,\n",
+	  "t.wl:3: [global] requires = prctl_merge,: expected a comma-separated list of "
+	  "checksum_first, unshares_zero_pages, fork_resets_counts, prctl_merge, "
+	  "exec_keeps_merge_any, unshares_uffd_wp or reaches_prot_none" },
+	{ "[global]\nscans = 3\nrequires =\n",
+	  "t.wl:3: [global] requires = : expected a comma-separated list of checksum_first, "
+	  "unshares_zero_pages, fork_resets_counts, prctl_merge, exec_keeps_merge_any, "
+	  "unshares_uffd_wp or reaches_prot_none" },
 	{ "[global]\nscans = 5\n[region a]\npages = 100\nfill = zero\n"
 	  "[event x]\nat = after-scan:1\naction = unmap\nregion = a\npages = every:3+1\n"
 	  "[event w]\nat = after-scan:2\naction = write\nregion = a\npages = every:2\n",
@@ -1288,7 +1408,114 @@ static const struct bad_case bad_cases[] = {
 	{ "[global]\nscans = 3\nkernel = n\xc3\xa9\x07\n",
 	  "t.wl:3: [global] kernel = n\xc3\xa9\\x07: expected 6.18, 6.12, 6.10 or 6.1" },
 	{ "[glob\x7f" "al]\n", "t.wl:1: unknown section [glob\\x7fal] (expected [global], [region NAME], "
-	  "[writer NAME] or [event NAME])" },
+	  "[writer NAME], [event NAME] or [expect NAME])" },
+	/* the actions that came with the selftests */
+	{ BASE "[event u]\nat = after-scan:1\naction = unmap\nregion = a\npages = 3\n"
+	  "[event d]\nat = after-scan:2\naction = discard\nregion = a\npages = 2-4\n",
+	  "t.wl:12: [event d]: page 3 of region a in process main is unmapped by then" },
+	{ BASE "[event p]\nat = after-scan:1\naction = protect\nregion = a\n",
+	  "t.wl:7: [event p] action = protect needs prot = none, read or rw" },
+	{ BASE "[event p]\nat = after-scan:1\naction = protect\nregion = a\nprot = rwx\n",
+	  "t.wl:11: [event p] prot = rwx: expected none, read or rw" },
+	{ BASE "[event p]\nat = after-scan:1\naction = protect\nregion = a\nprot = none\n"
+	  "pages = 1\n",
+	  "t.wl:12: [event p] pages does not apply to action = protect" },
+	{ BASE "[event w]\nat = after-scan:1\naction = write\nregion = a\nprot = none\n",
+	  "t.wl:11: [event w] prot does not apply to action = write" },
+	{ BASE "[event p]\nat = after-scan:1\naction = uffd-wp\nregion = a\npages = 1\n",
+	  "t.wl:11: [event p] pages does not apply to action = uffd-wp" },
+	{ BASE "[event x]\nat = after-scan:1\naction = exec\n",
+	  "t.wl:7: [event x] action = exec needs process = NAME" },
+	{ BASE "[event x]\nat = after-scan:1\naction = exec\nprocess = main\nregion = a\n",
+	  "t.wl:11: [event x] region does not apply to action = exec" },
+	{ BASE "[event off]\nat = after-scan:1\naction = merge-off\nprocess = main\n",
+	  "t.wl:7: [event off] action = merge-off: process main has no region with merge = prctl "
+	  "(merge-off is prctl(PR_SET_MEMORY_MERGE, 0); use action = unmerge on a region that "
+	  "merges by madvise)" },
+	{ BASE "[event wp]\nat = after-scan:1\naction = uffd-wp\nregion = a\n"
+	  "[event w]\nat = after-scan:2\naction = write\nregion = a\npages = 0\n",
+	  "t.wl:11: [event w]: region a in process main is write-protected by userfaultfd by then "
+	  "([event wp]): with no fault handler the write would wait forever" },
+	{ BASE "[writer w]\nregion = a\nwhen = every-scan\n"
+	  "[event wp]\nat = after-scan:1\naction = uffd-wp\nregion = a\n",
+	  "t.wl:7: [writer w]: region a in process main is write-protected by userfaultfd by then "
+	  "([event wp]): with no fault handler the write would wait forever" },
+	{ "[global]\ntime = 2s\n[region a]\npages = 10\nfill = same\nvalue = 1\n"
+	  "[writer w]\nregion = a\nwhen = continuous\nrate = 10/s\n"
+	  "[event x]\nat = after-scan:1\naction = exec\nprocess = main\n",
+	  "t.wl:11: [event x]: process main execs while [writer w] writes into it continuously "
+	  "(end the writer before: until = 1)" },
+	{ "[global]\ntime = 2s\n[region a]\npages = 10\nfill = same\nvalue = 1\n"
+	  "[writer w]\nregion = a\nwhen = continuous\nrate = 10/s\n"
+	  "[event p]\nat = after-scan:1\naction = protect\nregion = a\nprot = read\n",
+	  "t.wl:7: [writer w]: region a in process main is protected (prot = read) by then "
+	  "([event p]): a continuous writer writes with process_vm_writev(), which the "
+	  "protection stops; write at scan points instead (those go through /proc/PID/mem)" },
+	/* an exec gives the process its pages back */
+	{ BASE "[event u]\nat = after-scan:1\naction = unmap\nregion = a\npages = 3\n"
+	  "[event x]\nat = after-scan:1\naction = exec\nprocess = main\n"
+	  "[event w]\nat = after-scan:2\naction = write\nregion = a\npages = 3\n"
+	  "[event u2]\nat = after-scan:2\naction = unmap\nregion = a\npages = 3\n"
+	  "[event w2]\nat = after-scan:2\naction = write\nregion = a\npages = 3\n",
+	  "t.wl:26: [event w2]: page 3 of region a in process main is unmapped by then" },
+	/* [expect] sections */
+	{ BASE "[expect e]\npages_sharing = 9\n",
+	  "t.wl:7: [expect e] needs at = after-scan:N or end, or event = NAME" },
+	{ BASE "[expect e]\nat = end\npages_sharng = 9\n",
+	  "t.wl:9: unknown key 'pages_sharng' in [expect e]; did you mean 'pages_sharing'?" },
+	{ BASE "[expect e]\nat = after-scan:4\npages_sharing = 9\n",
+	  "t.wl:8: [expect e] at = after-scan:4: never happens: the workload stops after scan 3" },
+	{ BASE "[expect e]\nat = soon\npages_sharing = 9\n",
+	  "t.wl:8: [expect e] at = soon: expected after-scan:N or end" },
+	{ BASE "[expect e]\nat = end\npages_sharing = many\n",
+	  "t.wl:9: [expect e] pages_sharing = many: expected a number" },
+	{ BASE "[expect e]\nat >= after-scan:2\npages_sharing = 9\n",
+	  "t.wl:8: [expect e] at >= after-scan:2: only counters are compared: say = here" },
+	{ BASE "[expect e]\nat = end\npages_shared ! 1\n",
+	  "t.wl:9: expected a comparison: =, !=, <, <=, > or >=" },
+	{ BASE "[expect e]\nat = end\nmain.ksm_merging_page = 1\n",
+	  "t.wl:9: [expect e] main.ksm_merging_page = 1: no such ksm_stat field (ksm_rmap_items, "
+	  "ksm_zero_pages, ksm_merging_pages, ksm_process_profit, ksm_merge_any or "
+	  "ksm_mergeable)" },
+	{ BASE "[expect e]\nat = end\nkid.ksm_rmap_items < 3\n",
+	  "t.wl:9: [expect e] kid.ksm_rmap_items < 3: no such process kid" },
+	{ "[global]\nscans = 3\nkernel = 6.1\n[region a]\npages = 1\nfill = zero\n"
+	  "[expect e]\nat = end\npages_scanned > 0\n",
+	  "t.wl:9: [expect e] pages_scanned > 0: kernel 6.1 has no pages_scanned (it came in 6.6)" },
+	{ BASE "[expect e]\nat = end\n",
+	  "t.wl:7: [expect e] checks nothing: give a counter, PROCESS.FIELD or duplicates" },
+	{ BASE "[expect e]\nat = end\npages_shared >= 1\npages_shared <= 3\npages_shared>=2\n",
+	  "t.wl:11: duplicate check 'pages_shared >=' in [expect e] (first at line 9)" },
+	{ BASE "[expect e]\nat = end\nduplicates = none\n",
+	  "t.wl:9: [expect e] duplicates = none: needs region = NAME" },
+	{ BASE "[expect e]\nat = end\nregion = a\npages_shared = 1\n",
+	  "t.wl:9: [expect e] region applies only to duplicates" },
+	{ BASE "[expect e]\nat = end\nregion = b\nduplicates = none\n",
+	  "t.wl:9: [expect e] region = b: no such region" },
+	{ BASE "[expect e]\nat = end\nregion = a\nduplicates = some\n",
+	  "t.wl:10: [expect e] duplicates = some: expected none or a number of pages" },
+	{ BASE "[expect e]\nat = end\nerrno = EBUSY\n",
+	  "t.wl:9: [expect e] errno = EBUSY: errno needs event = NAME (a set or run event)" },
+	{ BASE "[event f]\nat = after-scan:1\naction = fork\nprocess = main\nchild = kid\n"
+	  "[expect e]\nevent = f\nerrno = ok\n",
+	  "t.wl:13: [expect e] event = f: errno is checked for a store: an event with action = "
+	  "set or run" },
+	{ BASE "[event s]\nat = after-scan:1\naction = set\nset = max_page_sharing=8\n"
+	  "[expect e]\nevent = s\nerrno = EBUSY\n",
+	  "t.wl:13: [expect e] errno = EBUSY: [event s] says expect = ok, and a run stops at any "
+	  "other answer (say expect = any there)" },
+	{ BASE "[event s]\nat = after-scan:1\naction = set\nset = max_page_sharing=8\n"
+	  "expect = any\n[expect e]\nevent = s\nat = end\nerrno = EBUSY\n",
+	  "t.wl:14: [expect e] checks the answer of [event s]: it takes no at or counters (the "
+	  "event says when)" },
+	{ BASE "[event f]\nat = after-scan:2\naction = fork\nprocess = main\nchild = kid\n"
+	  "[expect e]\nat = after-scan:2\nkid.ksm_rmap_items = 0\n",
+	  "t.wl:14: [expect e] kid.ksm_rmap_items: process kid is forked after scan 2 ([event f]), "
+	  "so the row of scan 2 does not have it" },
+	{ BASE "[event x]\nat = after-scan:1\naction = exit\nprocess = main\n"
+	  "[expect e]\nat = end\nmain.ksm_rmap_items = 0\n",
+	  "t.wl:13: [expect e] main.ksm_rmap_items: process main has exited by then ([event x] "
+	  "after scan 1)" },
 };
 
 /* kernel = 6.1: only what 6.1 has, and the normalized form says no more */
@@ -1365,6 +1592,27 @@ START_TEST(kernel_rows_hold_each_difference)
 	ck_assert(!wl_kernel_row(WL_KERNEL_6_18)->fork_copies_counts);
 	ck_assert(!wl_kernel_has_prctl_merge(WL_KERNEL_6_1));
 	ck_assert(wl_kernel_has_prctl_merge(WL_KERNEL_6_12));
+	/* what the selftests' actions meet, measured in the guests and here */
+	ck_assert(!wl_kernel_row(WL_KERNEL_6_1)->exec_keeps_merge_any);
+	ck_assert(wl_kernel_row(WL_KERNEL_6_12)->exec_keeps_merge_any);
+	ck_assert(!wl_kernel_row(WL_KERNEL_6_1)->unshares_uffd_wp);
+	ck_assert(wl_kernel_row(WL_KERNEL_6_12)->unshares_uffd_wp);
+	ck_assert(!wl_kernel_row(WL_KERNEL_6_1)->reaches_prot_none);
+	ck_assert(wl_kernel_row(WL_KERNEL_6_18)->reaches_prot_none);
+	/* the facts a workload may require, read from the same columns */
+	ck_assert(!wl_kernel_has_fact(WL_KERNEL_6_1, WL_FACT_FORK_RESETS_COUNTS));
+	ck_assert(wl_kernel_has_fact(WL_KERNEL_6_12, WL_FACT_FORK_RESETS_COUNTS));
+	ck_assert(!wl_kernel_has_fact(WL_KERNEL_6_1, WL_FACT_UNSHARES_UFFD_WP));
+	ck_assert(wl_kernel_has_fact(WL_KERNEL_6_18, WL_FACT_REACHES_PROT_NONE));
+	ck_assert(!wl_kernel_has_fact(WL_KERNEL_6_10, WL_FACT_CHECKSUM_FIRST));
+	ck_assert_int_eq(wl_kernel_lacks(WL_KERNEL_6_18, ~0u >> (32 - WL_FACT_COUNT)), -1);
+	ck_assert_int_eq(wl_kernel_lacks(WL_KERNEL_6_1, (1u << WL_FACT_PRCTL_MERGE) |
+							    (1u << WL_FACT_UNSHARES_UFFD_WP)),
+			 WL_FACT_PRCTL_MERGE);
+	ck_assert_int_eq(wl_kernel_lacks(WL_KERNEL_6_12, 1u << WL_FACT_UNSHARES_UFFD_WP), -1);
+	ck_assert_int_eq(wl_kernel_fact_lookup("unshares_uffd_wp"), WL_FACT_UNSHARES_UFFD_WP);
+	ck_assert_int_eq(wl_kernel_fact_lookup("uffd"), -1);
+	ck_assert_str_eq(wl_kernel_fact_name(WL_FACT_FORK_RESETS_COUNTS), "fork_resets_counts");
 	/* which files and lines exist: by release, from the since table */
 	ck_assert(!wl_kernel_exports(WL_KERNEL_6_1, "smart_scan", NULL));
 	ck_assert(wl_kernel_exports(WL_KERNEL_6_12, "smart_scan", NULL));
@@ -1421,6 +1669,8 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, region_keys);
 	tcase_add_test(tc, writer_keys);
 	tcase_add_test(tc, event_keys);
+	tcase_add_test(tc, selftest_actions);
+	tcase_add_test(tc, expect_sections);
 	tcase_add_test(tc, syntax_forgiveness);
 	tcase_add_test(tc, sections_may_refer_forward);
 	suite_add_tcase(s, tc);

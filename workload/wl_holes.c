@@ -295,6 +295,13 @@ void wl_holes_fork(struct wl_holes *h, size_t parent, size_t child)
 	h->stamp[child] = h->next_stamp++;
 }
 
+void wl_holes_clear(struct wl_holes *h, size_t proc)
+{
+	/* the nodes may be shared with a fork relative: leave them to it */
+	h->map[proc] = 0;
+	h->stamp[proc] = h->next_stamp++;
+}
+
 /* The region map entry of @proc for @region: its page map root and stride list. */
 static bool region_maps(const struct wl_holes *h, size_t proc, size_t region, uint32_t *pages,
 			uint32_t *strides)

@@ -93,7 +93,7 @@ const char *wl_suggest_result(const struct wl_suggest *s);
 
 /* --- wl_read.c: phase one, the file's lines into raw sections ----------------- */
 
-enum section_kind { SEC_GLOBAL, SEC_REGION, SEC_WRITER, SEC_EVENT };
+enum section_kind { SEC_GLOBAL, SEC_REGION, SEC_WRITER, SEC_EVENT, SEC_EXPECT };
 
 /* Bounds on what is read (docs/workload.md, "File syntax"). */
 #define WL_MAX_LINE 197                      /* characters once cleaned */
@@ -104,6 +104,7 @@ struct raw_kv {
 	const char *key;
 	const char *value;
 	unsigned line;
+	char op[3];     /* [expect] sections: "=", "!=", "<", "<=", ">" or ">="; else "=" */
 };
 
 struct raw_section {
@@ -142,6 +143,7 @@ struct reader {
 	struct wl_index keys;        /* (section, key) of kv[] */
 	struct wl_strings *strings;  /* the text of keys and values */
 	bool in_section;
+	char op[3];                  /* the comparison of the line inih is reading */
 };
 
 /*
@@ -218,6 +220,8 @@ struct wl_holes;
 struct wl_holes *wl_holes_new(size_t nprocs);   /* NULL when out of memory */
 void wl_holes_free(struct wl_holes *h);
 void wl_holes_fork(struct wl_holes *h, size_t parent, size_t child);
+/* @proc has every page of every region again (an exec maps them anew). O(1). */
+void wl_holes_clear(struct wl_holes *h, size_t proc);
 /* 0, or -1 when out of memory (the workload cannot be checked). */
 int wl_holes_add(struct wl_holes *h, size_t proc, size_t region, const struct wl_progression *p);
 /* Whether @proc has unmapped any page of @region. */
@@ -225,6 +229,24 @@ bool wl_holes_any(const struct wl_holes *h, size_t proc, size_t region);
 /* The smallest page of @want that @proc has unmapped from @region, if any. */
 bool wl_holes_first(const struct wl_holes *h, size_t proc, size_t region,
 		    const struct wl_progression *want, uint64_t *page);
+
+/* --- workload.c's helpers for the other phase-two files --------------------- */
+
+/* The process / region called @name, or -1. */
+long wl_find_process(const struct wl_ctx *ctx, const char *name);
+long wl_find_region(const struct wl_ctx *ctx, const char *name);
+/* "unknown key 'x' in [expect e]; did you mean 'y'?" from @known and @more
+ * (NULL-terminated lists; @more may be NULL). */
+void wl_fail_unknown_key(struct wl_ctx *ctx, const struct raw_section *sec,
+			 const struct raw_kv *kv, const char *const *known, const char *const *more);
+
+/* --- wl_expect.c: [expect NAME] sections ------------------------------------ */
+
+/* Read every [expect] section of @r into ctx->wl (after the events). 0 or -1. */
+int wl_parse_expects(struct wl_ctx *ctx, const struct reader *r);
+void wl_expects_free(struct workload *wl);
+void wl_print_expects(const struct workload *wl, FILE *out);
+bool wl_expects_equal(const struct workload *a, const struct workload *b);
 
 /* Whole-run checks after every section parsed: see wl_timeline.c. */
 int wl_check_timeline(struct wl_ctx *ctx);

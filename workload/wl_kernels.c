@@ -9,14 +9,17 @@
  */
 #include "workload.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 static const struct wl_kernel_row kernel_rows[WL_KERNEL_COUNT] = {
 #define WL_KERNEL_ROW(id, name, release, first, last, checksum_first, unshares_zero_pages,      \
-		      fork_copies_counts, prctl_merge, doc)                                       \
+		      fork_copies_counts, prctl_merge, exec_keeps_merge_any, unshares_uffd_wp,     \
+		      reaches_prot_none, doc)                                                        \
 	[WL_KERNEL_##id] = { name, release, first, last, checksum_first, unshares_zero_pages, \
-			     fork_copies_counts, prctl_merge, doc },
+			     fork_copies_counts, prctl_merge, exec_keeps_merge_any,             \
+			     unshares_uffd_wp, reaches_prot_none, doc },
 	WL_KERNELS(WL_KERNEL_ROW)
 #undef WL_KERNEL_ROW
 };
@@ -168,5 +171,52 @@ int wl_kernel_from_release(const char *release, enum wl_kernel *kernel, char *wh
 	models_text(models, sizeof(models));
 	snprintf(why, whylen, "the simulator has no semantics for Linux %s: it models %s", release,
 		 models);
+	return -1;
+}
+
+/* --- facts a workload may require ---------------------------------------------- */
+
+static const struct fact {
+	const char *name;
+	size_t column; /* offsetof the row's bool */
+	bool want;
+	const char *doc;
+} facts[WL_FACT_COUNT] = {
+#define WL_KERNEL_FACT_ROW(id, name, column, want, doc)                                     \
+	[WL_FACT_##id] = { name, offsetof(struct wl_kernel_row, column), want, doc },
+	WL_KERNEL_FACTS(WL_KERNEL_FACT_ROW)
+#undef WL_KERNEL_FACT_ROW
+};
+
+const char *wl_kernel_fact_name(enum wl_kernel_fact fact)
+{
+	return facts[fact].name;
+}
+
+const char *wl_kernel_fact_doc(enum wl_kernel_fact fact)
+{
+	return facts[fact].doc;
+}
+
+int wl_kernel_fact_lookup(const char *name)
+{
+	for (int f = 0; f < WL_FACT_COUNT; f++)
+		if (strcmp(facts[f].name, name) == 0)
+			return f;
+	return -1;
+}
+
+bool wl_kernel_has_fact(enum wl_kernel kernel, enum wl_kernel_fact fact)
+{
+	const bool *column = (const bool *)((const char *)&kernel_rows[kernel] + facts[fact].column);
+
+	return *column == facts[fact].want;
+}
+
+int wl_kernel_lacks(enum wl_kernel kernel, uint32_t wanted)
+{
+	for (int f = 0; f < WL_FACT_COUNT; f++)
+		if ((wanted & (UINT32_C(1) << f)) && !wl_kernel_has_fact(kernel, (enum wl_kernel_fact)f))
+			return f;
 	return -1;
 }

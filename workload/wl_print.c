@@ -11,6 +11,20 @@
 
 #include <string.h>
 
+/* requires = FACT,... in the facts' order, when there are any. */
+static void print_requires(uint32_t facts, FILE *out)
+{
+	const char *sep = "requires = ";
+
+	for (int f = 0; f < WL_FACT_COUNT; f++)
+		if (facts & (UINT32_C(1) << f)) {
+			fprintf(out, "%s%s", sep, wl_kernel_fact_name((enum wl_kernel_fact)f));
+			sep = ",";
+		}
+	if (facts)
+		fputc('\n', out);
+}
+
 static void print_global(const struct workload *wl, bool only_given, FILE *out)
 {
 	char buf[64];
@@ -18,6 +32,9 @@ static void print_global(const struct workload *wl, bool only_given, FILE *out)
 	fprintf(out, "[global]\n");
 	if (wl->description)
 		fprintf(out, "description = %s\n", wl->description);
+	if (wl->upstream)
+		fprintf(out, "upstream = %s\n", wl->upstream);
+	print_requires(wl->requires, out);
 	fprintf(out, "kernel = %s\n", wl_kernel_name(wl->kernel));
 	fprintf(out, "detector = %s\n", wl_detector_name(wl->detector));
 	fprintf(out, "thp_dirty = %s\n", wl_thp_dirty_name(wl->thp_dirty));
@@ -108,14 +125,23 @@ static void print_event(const struct workload *wl, const struct wl_event *ev, FI
 		print_target(wl, (size_t)ev->region, ev->process, &ev->pages, out);
 		print_write(&ev->offset, &ev->value, out);
 		break;
-	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP:
+	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP: case WL_ACT_DISCARD:
 		print_target(wl, (size_t)ev->region, ev->process, &ev->pages, out);
+		break;
+	case WL_ACT_PROTECT:
+		fprintf(out, "region = %s\n", wl->regions[ev->region].name);
+		fprintf(out, "process = %s\n", wl->procs[ev->process].name);
+		fprintf(out, "prot = %s\n", wl_prot_name(ev->prot));
+		break;
+	case WL_ACT_UFFD_WP:
+		fprintf(out, "region = %s\n", wl->regions[ev->region].name);
+		fprintf(out, "process = %s\n", wl->procs[ev->process].name);
 		break;
 	case WL_ACT_FORK:
 		fprintf(out, "process = %s\n", wl->procs[ev->process].name);
 		fprintf(out, "child = %s\n", wl->procs[ev->child].name);
 		break;
-	case WL_ACT_EXIT:
+	case WL_ACT_EXIT: case WL_ACT_EXEC: case WL_ACT_MERGE_OFF:
 		fprintf(out, "process = %s\n", wl->procs[ev->process].name);
 		break;
 	case WL_ACT_SET:
@@ -144,6 +170,7 @@ static int print_workload(const struct workload *wl, bool only_given, FILE *out)
 		else
 			print_writer(wl, &wl->writers[wi++], out);
 	}
+	wl_print_expects(wl, out);
 	return ferror(out) ? -1 : 0;
 }
 
@@ -166,7 +193,8 @@ static bool str_equal(const char *a, const char *b)
 
 static bool global_equal(const struct workload *a, const struct workload *b)
 {
-	if (!str_equal(a->description, b->description) || a->kernel != b->kernel ||
+	if (!str_equal(a->description, b->description) || !str_equal(a->upstream, b->upstream) ||
+	    a->requires != b->requires || a->kernel != b->kernel ||
 	    a->detector != b->detector || a->thp_dirty != b->thp_dirty || a->stop != b->stop ||
 	    a->timeout_ns != b->timeout_ns ||
 	    a->seed != b->seed || a->fresh_start != b->fresh_start ||
@@ -232,11 +260,13 @@ static bool event_equal(const struct wl_event *a, const struct wl_event *b)
 		if (!write_equal(&a->offset, &a->value, &b->offset, &b->value))
 			return false;
 		/* fall through */
-	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP:
+	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP: case WL_ACT_DISCARD:
 		return a->process == b->process && wl_pagesel_equal(&a->pages, &b->pages);
+	case WL_ACT_PROTECT:
+		return a->process == b->process && a->prot == b->prot;
 	case WL_ACT_FORK:
 		return a->process == b->process && a->child == b->child;
-	case WL_ACT_EXIT:
+	case WL_ACT_EXIT: case WL_ACT_EXEC: case WL_ACT_MERGE_OFF: case WL_ACT_UFFD_WP:
 		return a->process == b->process;
 	case WL_ACT_SET:
 		return a->knob == b->knob && strcmp(a->knob_text, b->knob_text) == 0 &&
@@ -261,5 +291,5 @@ bool wl_equal(const struct workload *a, const struct workload *b)
 	for (size_t i = 0; i < a->nevents; i++)
 		if (!event_equal(&a->events[i], &b->events[i]))
 			return false;
-	return true;
+	return wl_expects_equal(a, b);
 }

@@ -9,7 +9,8 @@
  * not hold (NUL, a byte order mark anywhere but at the start of the file, a
  * carriage return that does not end the line), cleaned of its comment and
  * outer blanks, checked for syntax, and handed to libinih, which splits the
- * key from the value. Section headers are parsed here, because inih reports
+ * key from the value (in an [expect] section the comparison operator of a
+ * line, "pages_shared >= 1", is taken off first: inih knows only '='). Section headers are parsed here, because inih reports
  * no header without keys. Duplicate sections and keys are found through hash
  * indexes, and the text of keys and values goes into large blocks, so reading
  * is linear in the size of the input. The first problem ends reading.
@@ -24,7 +25,7 @@
 
 static const char *const section_kind_name[] = {
 	[SEC_GLOBAL] = "global", [SEC_REGION] = "region",
-	[SEC_WRITER] = "writer", [SEC_EVENT] = "event",
+	[SEC_WRITER] = "writer", [SEC_EVENT] = "event", [SEC_EXPECT] = "expect",
 };
 
 static const char utf8_bom[] = "\xef\xbb\xbf";
@@ -233,12 +234,20 @@ static bool same_section(const void *ctx, size_t pos, const void *key)
 	return r->sec[pos].kind == k->kind && strcmp(r->sec[pos].name, k->name) == 0;
 }
 
+/* A key of the current section, with its comparison: an [expect] section may
+ * bound one counter from both sides (pages_shared >= 1, pages_shared <= 5). */
+struct key_op {
+	const char *key, *op;
+};
+
 static bool same_key(const void *ctx, size_t pos, const void *key)
 {
 	const struct reader *r = ctx;
+	const struct key_op *k = key;
 
 	/* keys are indexed per section: only the current one is looked in */
-	return pos >= r->sec[r->nsec - 1].first_kv && strcmp(r->kv[pos].key, key) == 0;
+	return pos >= r->sec[r->nsec - 1].first_kv && strcmp(r->kv[pos].key, k->key) == 0 &&
+	       strcmp(r->kv[pos].op, k->op) == 0;
 }
 
 /*
@@ -300,12 +309,12 @@ static int parse_section_title(struct reader *r, const char *inner)
 
 	if (klen < sizeof(kind))
 		memcpy(kind, inner, klen);
-	for (k = SEC_GLOBAL; k <= SEC_EVENT; k++)
+	for (k = SEC_GLOBAL; k <= SEC_EXPECT; k++)
 		if (strcmp(kind, section_kind_name[k]) == 0)
 			break;
-	if (k > SEC_EVENT) {
+	if (k > SEC_EXPECT) {
 		wl_fail(r->ctx, r->line, "unknown section [%s] (expected [global], [region NAME], "
-			"[writer NAME] or [event NAME])", inner);
+			"[writer NAME], [event NAME] or [expect NAME])", inner);
 		return -1;
 	}
 	name = inner + klen;
@@ -360,11 +369,16 @@ static int add_key(void *user, const char *section, const char *key, const char 
 		wl_fail(r->ctx, r->line, "'%s' is outside any section (start with [global])", key);
 		return 1;
 	}
-	hash = wl_index_hash(r->nsec, key);
-	old = wl_index_find(&r->keys, hash, same_key, r, key);
+	/* the operator is part of the key: "=" everywhere but in [expect] */
+	hash = wl_index_hash(r->nsec, key) ^ wl_index_hash(0, r->op);
+	old = wl_index_find(&r->keys, hash, same_key, r, &(struct key_op){ key, r->op });
 	if (old >= 0) {
-		wl_fail(r->ctx, r->line, "duplicate key '%s' in %s (first at line %u)", key,
-			r->sec[r->nsec - 1].title, r->kv[old].line);
+		if (strcmp(r->op, "=") == 0)
+			wl_fail(r->ctx, r->line, "duplicate key '%s' in %s (first at line %u)", key,
+				r->sec[r->nsec - 1].title, r->kv[old].line);
+		else
+			wl_fail(r->ctx, r->line, "duplicate check '%s %s' in %s (first at line %u)",
+				key, r->op, r->sec[r->nsec - 1].title, r->kv[old].line);
 		return 1;
 	}
 	kv = reserve(r->kv, &r->kv_cap, r->nkv, sizeof(*r->kv));
@@ -377,6 +391,7 @@ static int add_key(void *user, const char *section, const char *key, const char 
 	kv->key = keep_string(r, key);
 	kv->value = keep_string(r, value);
 	kv->line = r->line;
+	memcpy(kv->op, r->op, sizeof(kv->op));
 	if (!kv->key || !kv->value) {
 		wl_fail(r->ctx, r->line, "out of memory");
 		return 1;
@@ -384,6 +399,43 @@ static int add_key(void *user, const char *section, const char *key, const char 
 	r->nkv++;
 	r->sec[r->nsec - 1].nkv++;
 	return 1;
+}
+
+static bool in_expect_section(const struct reader *r)
+{
+	return r->in_section && r->nsec && r->sec[r->nsec - 1].kind == SEC_EXPECT;
+}
+
+/*
+ * An [expect] line compares: KEY = V, KEY != V, KEY < V, KEY <= V, KEY > V,
+ * KEY >= V (or KEY: V). Take the operator off @line into r->op and leave
+ * "KEY=V" for inih. 0, or -1 for a '!' that is not "!=".
+ */
+static int split_comparison(struct reader *r, char *line)
+{
+	size_t k = strcspn(line, "=:<>!"), oplen = 1;
+	char key[WL_MAX_LINE + 1], *value;
+
+	if (!line[k] || line[k] == '=' || line[k] == ':')
+		return 0;
+	if (line[k] == '!' && line[k + 1] != '=') {
+		wl_fail(r->ctx, r->line, "expected a comparison: =, !=, <, <=, > or >=");
+		return -1;
+	}
+	if (line[k + 1] == '=')
+		oplen = 2;
+	memcpy(r->op, line + k, oplen);
+	r->op[oplen] = '\0';
+	memcpy(key, line, k);
+	key[k] = '\0';
+	wl_trim(key);
+	value = line + k + oplen;
+	while (isspace((unsigned char)*value))
+		value++;
+	memmove(line + strlen(key) + 1, value, strlen(value) + 1);
+	memcpy(line, key, strlen(key));
+	line[strlen(key)] = '=';
+	return 0;
 }
 
 /*
@@ -410,8 +462,11 @@ static int clean_line(struct reader *r, const struct raw_line *line, char *out)
 		wl_fail(r->ctx, r->line, "line too long (at most %d characters)", WL_MAX_LINE);
 		return -1;
 	}
+	snprintf(r->op, sizeof(r->op), "=");
 	if (out[0] == '[')
 		return read_section_header(r, out);
+	if (in_expect_section(r) && split_comparison(r, out) != 0)
+		return -1;
 	if (out[0] && !strpbrk(out, "=:")) {
 		wl_fail(r->ctx, r->line, "expected 'key = value' or '[section]'");
 		return -1;

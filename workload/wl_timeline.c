@@ -9,8 +9,11 @@
  * more scans. This file replays the schedule once, symbolically, in the order
  * the engines will execute it (by scan point, then file order) and rejects
  * such workloads with the line of the offending section. It tracks per
- * process: alive or not, and which pages of each region are still mapped
- * (wl_holes.c). Every step costs O(log n) or less, except where a step must
+ * process: alive or not, which pages of each region are still mapped
+ * (wl_holes.c), whether it is merge-any (prctl) and which of its regions
+ * userfaultfd write-protects (nothing may write those: with no fault
+ * handler, a write would wait forever); an exec gives a process all of its
+ * regions again, unprotected. Every step costs O(log n) or less, except where a step must
  * be compared with many others of the same process and region (an unmap with
  * the writers still writing there, a strided write with many holes), so the
  * check stays fast on workloads of hundreds of thousands of sections.
@@ -67,6 +70,18 @@ struct target {
 	size_t process, region, writer;
 };
 
+/*
+ * A region of one process that a write cannot simply store into, since event
+ * @event: userfaultfd write-protects it (nothing may write it), or mprotect
+ * took PROT_WRITE away (writes at scan points go through /proc/PID/mem, but
+ * a continuous writer's process_vm_writev() is refused).
+ */
+struct write_protected {
+	size_t process, region, event;
+	bool by_uffd;        /* else by mprotect, to prot */
+	enum wl_prot prot;
+};
+
 struct replay {
 	struct wl_ctx *ctx;
 	const struct workload *wl;
@@ -76,6 +91,9 @@ struct replay {
 	size_t *lineage;           /* [nprocs]: the initial process it descends from
 				      (itself for one), set when it is born */
 	size_t registered_alive;   /* processes both alive and registered */
+	bool *merge_any;           /* [nprocs]: PR_SET_MEMORY_MERGE 1 in force */
+	struct write_protected *wp; /* the protected regions now, in no order */
+	size_t nwp, wp_cap;
 	struct wl_holes *holes;    /* the pages each process has unmapped */
 	struct target *targets;    /* [nwriters], by process, region, writer */
 	uint64_t run;
@@ -114,6 +132,72 @@ static bool first_unmapped(const struct replay *rp, size_t proc, size_t region,
 static bool process_has_region(const struct replay *rp, size_t proc, size_t region)
 {
 	return rp->wl->regions[region].process == rp->lineage[proc];
+}
+
+/* The protection of @region in @proc of that kind now, or NULL. */
+static struct write_protected *protected_by(const struct replay *rp, size_t proc, size_t region,
+					    bool by_uffd)
+{
+	for (size_t i = 0; i < rp->nwp; i++)
+		if (rp->wp[i].process == proc && rp->wp[i].region == region &&
+		    rp->wp[i].by_uffd == by_uffd)
+			return &rp->wp[i];
+	return NULL;
+}
+
+/*
+ * A write by @title into @region of @proc must not meet a uffd-wp region;
+ * a @continuous writer's not an mprotected one either.
+ */
+static int check_writable(struct replay *rp, unsigned line, const char *title, size_t proc,
+			  size_t region, bool continuous)
+{
+	const struct write_protected *wp = protected_by(rp, proc, region, true);
+	const char *rname = rp->wl->regions[region].name, *pname = rp->wl->procs[proc].name;
+
+	if (wp) {
+		wl_fail(rp->ctx, line, "%s: region %s in process %s is write-protected by "
+			"userfaultfd by then ([event %s]): with no fault handler the write would "
+			"wait forever", title, rname, pname, rp->wl->events[wp->event].name);
+		return -1;
+	}
+	wp = protected_by(rp, proc, region, false);
+	if (!continuous || !wp)
+		return 0;
+	wl_fail(rp->ctx, line, "%s: region %s in process %s is protected (prot = %s) by then "
+		"([event %s]): a continuous writer writes with process_vm_writev(), which the "
+		"protection stops; write at scan points instead (those go through /proc/PID/mem)",
+		title, rname, pname, wl_prot_name(wp->prot), rp->wl->events[wp->event].name);
+	return -1;
+}
+
+/* Note a protection (@prot for mprotect), or with WL_PROT_RW lift one. */
+static int add_protection(struct replay *rp, const struct write_protected *p)
+{
+	struct write_protected *old = protected_by(rp, p->process, p->region, p->by_uffd);
+
+	if (!p->by_uffd && p->prot == WL_PROT_RW) {
+		if (old)
+			*old = rp->wp[--rp->nwp];
+		return 0;
+	}
+	if (old) {
+		*old = *p;
+		return 0;
+	}
+	if (rp->nwp == rp->wp_cap) {
+		size_t cap = rp->wp_cap ? 2 * rp->wp_cap : 8;
+		struct write_protected *grown = realloc(rp->wp, cap * sizeof(*grown));
+
+		if (!grown) {
+			wl_fail(rp->ctx, rp->wl->events[p->event].line, "out of memory");
+			return -1;
+		}
+		rp->wp = grown;
+		rp->wp_cap = cap;
+	}
+	rp->wp[rp->nwp++] = *p;
+	return 0;
 }
 
 static const char *step_title(const struct replay *rp, bool is_event, size_t index, char *buf,
@@ -173,8 +257,11 @@ static int check_writer(struct replay *rp, size_t index)
 	const struct wl_writer *w = &rp->wl->writers[index];
 	char title[WL_NAME_MAX + 16];
 
-	return check_target(rp, w->line, step_title(rp, false, index, title, sizeof(title)),
-			    w->process, (long)w->region, &w->pages, true);
+	step_title(rp, false, index, title, sizeof(title));
+	if (check_target(rp, w->line, title, w->process, (long)w->region, &w->pages, true) != 0)
+		return -1;
+	return check_writable(rp, w->line, title, w->process, w->region,
+			      w->when == WL_WHEN_CONTINUOUS);
 }
 
 static int apply_unmap(struct replay *rp, const struct wl_event *ev)
@@ -203,14 +290,25 @@ static int apply_unmap(struct replay *rp, const struct wl_event *ev)
 	return rc;
 }
 
-/* The child is born with its parent's holes, registration and lineage. */
+/* The child is born with its parent's holes, registration, prctl flag and
+ * lineage; userfaultfd registrations are not inherited (no EVENT_FORK). */
 static int apply_fork(struct replay *rp, const struct wl_event *ev)
 {
 	rp->born[ev->child] = rp->alive[ev->child] = true;
+	rp->merge_any[ev->child] = rp->merge_any[ev->process];
 	rp->registered[ev->child] = rp->registered[ev->process];
 	rp->registered_alive += rp->registered[ev->child];
 	rp->lineage[ev->child] = rp->lineage[ev->process];
 	wl_holes_fork(rp->holes, ev->process, ev->child);
+	for (size_t i = 0, n = rp->nwp; i < n; i++) {
+		struct write_protected p = rp->wp[i];
+
+		if (p.process != ev->process || p.by_uffd)
+			continue;
+		p.process = ev->child; /* the VMA's protection is copied */
+		if (add_protection(rp, &p) != 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -240,7 +338,73 @@ static int check_set(struct replay *rp, const struct wl_event *ev)
 	return 0;
 }
 
-static int apply_event(struct replay *rp, size_t index)
+static void set_registered(struct replay *rp, size_t proc, bool registered)
+{
+	rp->registered_alive -= rp->registered[proc];
+	rp->registered[proc] = registered;
+	rp->registered_alive += registered;
+}
+
+/* Writers of @proc still writing continuously after @now. */
+static long continuous_writer_after(const struct replay *rp, size_t proc, struct moment now);
+
+/*
+ * exec: a new mm with every region mapped, filled and marked as setup does;
+ * registered again if a region is madvised, or the prctl flag survives
+ * (ksm_execve, a kernel row's column).
+ */
+static int apply_exec(struct replay *rp, size_t index, struct moment now)
+{
+	const struct wl_event *ev = &rp->wl->events[index];
+	const struct workload *wl = rp->wl;
+	size_t root = rp->lineage[ev->process];
+	long w = continuous_writer_after(rp, ev->process, now);
+	bool madvised = false;
+
+	if (w >= 0) {
+		wl_fail(rp->ctx, ev->line, "[event %s]: process %s execs while [writer %s] writes "
+			"into it continuously (end the writer before: until = %llu)", ev->name,
+			wl->procs[ev->process].name, wl->writers[w].name,
+			(unsigned long long)ev->at_scan);
+		return -1;
+	}
+	for (size_t r = 0; r < wl->nregions; r++)
+		madvised |= wl->regions[r].process == root && wl->regions[r].merge == WL_MERGE_MADVISE;
+	if (!wl_kernel_row(wl->kernel)->exec_keeps_merge_any)
+		rp->merge_any[ev->process] = false;
+	set_registered(rp, ev->process, madvised || rp->merge_any[ev->process]);
+	wl_holes_clear(rp->holes, ev->process);
+	for (size_t i = rp->nwp; i-- > 0;)
+		if (rp->wp[i].process == ev->process)
+			rp->wp[i] = rp->wp[--rp->nwp];
+	return 0;
+}
+
+/* merge-off is PR_SET_MEMORY_MERGE 0: for a process whose regions use prctl. */
+static int apply_merge_off(struct replay *rp, const struct wl_event *ev)
+{
+	if (!wl_process_uses_prctl(rp->wl, ev->process)) {
+		wl_fail(rp->ctx, ev->line, "[event %s] action = merge-off: process %s has no region "
+			"with merge = prctl (merge-off is prctl(PR_SET_MEMORY_MERGE, 0); use action "
+			"= unmerge on a region that merges by madvise)", ev->name,
+			rp->wl->procs[ev->process].name);
+		return -1;
+	}
+	rp->merge_any[ev->process] = false;
+	return 0;
+}
+
+/* uffd-wp and protect: the region's protection from now on. */
+static int apply_protection(struct replay *rp, size_t index)
+{
+	const struct wl_event *ev = &rp->wl->events[index];
+	struct write_protected p = { ev->process, (size_t)ev->region, index,
+				     ev->action == WL_ACT_UFFD_WP, ev->prot };
+
+	return add_protection(rp, &p);
+}
+
+static int apply_event(struct replay *rp, size_t index, struct moment now)
 {
 	const struct wl_event *ev = &rp->wl->events[index];
 	char title[WL_NAME_MAX + 16];
@@ -255,14 +419,20 @@ static int apply_event(struct replay *rp, size_t index)
 		return apply_unmap(rp, ev);
 	case WL_ACT_FORK:
 		return apply_fork(rp, ev);
+	case WL_ACT_EXEC:
+		return apply_exec(rp, index, now);
+	case WL_ACT_MERGE_OFF:
+		return apply_merge_off(rp, ev);
+	case WL_ACT_UFFD_WP: case WL_ACT_PROTECT:
+		return apply_protection(rp, index);
 	case WL_ACT_EXIT:
 		rp->alive[ev->process] = false;
 		rp->registered_alive -= rp->registered[ev->process];
 		return 0;
 	case WL_ACT_MERGE:
-		if (!rp->registered[ev->process])
-			rp->registered_alive++; /* alive: check_target() said so */
-		rp->registered[ev->process] = true;
+		if (rp->wl->regions[ev->region].merge == WL_MERGE_PRCTL)
+			rp->merge_any[ev->process] = true;
+		set_registered(rp, ev->process, true); /* alive: check_target() said so */
 		return 0;
 	case WL_ACT_SET:
 		return check_set(rp, ev);
@@ -270,7 +440,13 @@ static int apply_event(struct replay *rp, size_t index)
 		if (ev->run <= 2) /* others are refused with EINVAL */
 			rp->run = ev->run;
 		return 0;
-	case WL_ACT_WRITE: case WL_ACT_UNMERGE:
+	case WL_ACT_UNMERGE:
+		if (rp->wl->regions[ev->region].merge == WL_MERGE_PRCTL)
+			rp->merge_any[ev->process] = false;
+		return 0;
+	case WL_ACT_WRITE:
+		return check_writable(rp, ev->line, title, ev->process, (size_t)ev->region, false);
+	case WL_ACT_DISCARD:
 		return 0;
 	}
 	return 0;
@@ -336,7 +512,8 @@ static int recheck_writers(struct replay *rp, const struct wl_event *ev, struct 
 	const struct workload *wl = rp->wl;
 	size_t i, first_hurt = SIZE_MAX;
 
-	if (ev->action == WL_ACT_UNMAP) {
+	if (ev->action == WL_ACT_UNMAP || ev->action == WL_ACT_UFFD_WP ||
+	    ev->action == WL_ACT_PROTECT) {
 		for (i = first_target(rp, ev->process, (size_t)ev->region);
 		     i < wl->nwriters && rp->targets[i].process == ev->process &&
 		     rp->targets[i].region == (size_t)ev->region; i++)
@@ -353,6 +530,20 @@ static int recheck_writers(struct replay *rp, const struct wl_event *ev, struct 
 			return check_writer(rp, first_hurt);
 	}
 	return 0;
+}
+
+static long continuous_writer_after(const struct replay *rp, size_t proc, struct moment now)
+{
+	const struct workload *wl = rp->wl;
+
+	for (size_t i = first_target(rp, proc, 0);
+	     i < wl->nwriters && rp->targets[i].process == proc; i++) {
+		const struct wl_writer *w = &wl->writers[rp->targets[i].writer];
+
+		if (w->when == WL_WHEN_CONTINUOUS && writes_on_after(w, now))
+			return (long)rp->targets[i].writer;
+	}
+	return -1;
 }
 
 /* After all steps at point @scan: can the next full scan happen? */
@@ -442,9 +633,12 @@ static void init_processes(struct replay *rp)
 		rp->born[p] = rp->alive[p] = wl->procs[p].parent < 0;
 		rp->lineage[p] = p;
 	}
-	for (size_t r = 0; r < wl->nregions; r++)
+	for (size_t r = 0; r < wl->nregions; r++) {
 		if (wl->regions[r].merge != WL_MERGE_NONE)
 			rp->registered[wl->regions[r].process] = true;
+		if (wl->regions[r].merge == WL_MERGE_PRCTL)
+			rp->merge_any[wl->regions[r].process] = true;
+	}
 	for (size_t p = 0; p < wl->nprocs; p++)
 		rp->registered_alive += rp->alive[p] && rp->registered[p];
 	rp->run = 1;
@@ -466,7 +660,8 @@ static int replay_schedule(struct replay *rp, const struct entry *e, size_t n)
 			const struct wl_event *ev = &rp->wl->events[e[i].index];
 
 			last_line = ev->line;
-			if (apply_event(rp, e[i].index) != 0 || recheck_writers(rp, ev, e[i].at) != 0)
+			if (apply_event(rp, e[i].index, e[i].at) != 0 ||
+			    recheck_writers(rp, ev, e[i].at) != 0)
 				return -1;
 		} else {
 			last_line = rp->wl->writers[e[i].index].line;
@@ -480,6 +675,8 @@ static int replay_schedule(struct replay *rp, const struct entry *e, size_t n)
 static void free_replay(struct replay *rp)
 {
 	wl_holes_free(rp->holes);
+	free(rp->merge_any);
+	free(rp->wp);
 	free(rp->targets);
 	free(rp->alive);
 	free(rp->born);
@@ -501,11 +698,12 @@ int wl_check_timeline(struct wl_ctx *ctx)
 	rp.born = calloc(wl->nprocs, sizeof(bool));
 	rp.registered = calloc(wl->nprocs, sizeof(bool));
 	rp.lineage = calloc(wl->nprocs, sizeof(size_t));
+	rp.merge_any = calloc(wl->nprocs, sizeof(bool));
 	rp.holes = wl_holes_new(wl->nprocs);
 	rp.targets = sort_targets(wl);
 	sched = build_schedule(wl, &n);
-	if (!rp.alive || !rp.born || !rp.registered || !rp.lineage || !rp.holes || !rp.targets ||
-	    !sched) {
+	if (!rp.alive || !rp.born || !rp.registered || !rp.lineage || !rp.merge_any || !rp.holes ||
+	    !rp.targets || !sched) {
 		wl_fail(ctx, 0, "out of memory");
 		goto out;
 	}

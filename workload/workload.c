@@ -189,7 +189,8 @@ static void set_default_knobs(struct workload *wl)
 
 /* The keys of [global] besides the knobs. */
 static const char *const global_keys[] = {
-	"description", "kernel", "detector", "thp_dirty", "scans", "time", "timeout", "seed", NULL
+	"description", "upstream", "requires", "kernel", "detector", "thp_dirty", "scans", "time",
+	"timeout", "seed", NULL
 };
 
 static void fail_unknown_global_key(const struct keyctx *k)
@@ -200,6 +201,61 @@ static void fail_unknown_global_key(const struct keyctx *k)
 		knobs[i] = wl_knob_info(i)->name;
 	knobs[WL_KNOB_COUNT] = NULL;
 	fail_unknown_key(k->ctx, k->sec, k->kv, global_keys, knobs);
+}
+
+/* Free text kept as written (description, upstream): one normalized line, no comment. */
+static int key_text(const struct keyctx *k, char **out)
+{
+	/* "key =#x" keeps the '#', but the normalized "key = #x" would not */
+	if (k->kv->value[0] == '#' || k->kv->value[0] == ';') {
+		key_fail(k, "must not start with '#' or ';' (they start a comment)");
+		return -1;
+	}
+	if (check_normalized_length(k, k->kv->value) != 0)
+		return -1;
+	*out = strdup(k->kv->value);
+	return *out ? 0 : -1;
+}
+
+/* requires = FACT[,FACT...]: names of wl_kernel_facts, each once, no blanks. */
+static int key_requires(const struct keyctx *k, uint32_t *out)
+{
+	const char *names[WL_FACT_COUNT + 1];
+	char choices[512], why[700], *list = strdup(k->kv->value), *save = NULL;
+	int rc = -1;
+
+	if (!list)
+		return -1;
+	for (int f = 0; f < WL_FACT_COUNT; f++)
+		names[f] = wl_kernel_fact_name((enum wl_kernel_fact)f);
+	names[WL_FACT_COUNT] = NULL;
+	wl_choices_text(names, choices, sizeof(choices));
+	*out = 0;
+	if (list[0] == '\0' || list[0] == ',' || list[strlen(list) - 1] == ',' ||
+	    strstr(list, ",,")) {
+		snprintf(why, sizeof(why), "expected a comma-separated list of %s", choices);
+		goto fail;
+	}
+	for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		int f = wl_kernel_fact_lookup(name);
+
+		if (f < 0) {
+			snprintf(why, sizeof(why), "'%s' is not a kernel fact (%s)", name, choices);
+			goto fail;
+		}
+		if (*out & (UINT32_C(1) << f)) {
+			snprintf(why, sizeof(why), "'%s' is listed twice", name);
+			goto fail;
+		}
+		*out |= UINT32_C(1) << f;
+	}
+	rc = 0;
+	goto out;
+fail:
+	key_fail(k, why);
+out:
+	free(list);
+	return rc;
 }
 
 static int global_key(const struct keyctx *k, struct workload *wl, bool *have_scans,
@@ -217,17 +273,12 @@ static int global_key(const struct keyctx *k, struct workload *wl, bool *have_sc
 		wl->knob_given[knob] = true;
 		return 0;
 	}
-	if (strcmp(key, "description") == 0) {
-		/* "key =#x" keeps the '#', but the normalized "key = #x" would not */
-		if (k->kv->value[0] == '#' || k->kv->value[0] == ';') {
-			key_fail(k, "must not start with '#' or ';' (they start a comment)");
-			return -1;
-		}
-		if (check_normalized_length(k, k->kv->value) != 0)
-			return -1;
-		wl->description = strdup(k->kv->value);
-		return wl->description ? 0 : -1;
-	}
+	if (strcmp(key, "description") == 0)
+		return key_text(k, &wl->description);
+	if (strcmp(key, "upstream") == 0)
+		return key_text(k, &wl->upstream);
+	if (strcmp(key, "requires") == 0)
+		return key_requires(k, &wl->requires);
 	if (strcmp(key, "kernel") == 0) {
 		char choices[128];
 
@@ -819,12 +870,17 @@ static int parse_writer(struct wl_ctx *ctx, const struct raw_section *sec, struc
 /* --- [event NAME] ----------------------------------------------------------- */
 
 static const char *const action_names[] = {
-	"write", "merge", "unmerge", "unmap", "fork", "exit", "set", "run", NULL
+	"write", "merge", "unmerge", "unmap", "fork", "exit", "set", "run", "discard", "protect",
+	"exec", "merge-off", "uffd-wp", NULL
 };
+#define ACTION_CHOICES "write, merge, unmerge, unmap, fork, exit, set, run, discard, protect, " \
+	"exec, merge-off or uffd-wp"
 static const char *const expect_names[] = { "ok", "EINVAL", "EBUSY", "ERANGE", "any", NULL };
+static const char *const prot_names[] = { "rw", "read", "none", NULL };
 
 const char *wl_action_name(enum wl_action action) { return action_names[action]; }
 const char *wl_expect_name(enum wl_expect expect) { return expect_names[expect]; }
+const char *wl_prot_name(enum wl_prot prot) { return prot_names[prot]; }
 
 /* Which keys each action takes besides at and action. */
 static const char *const *action_keys(enum wl_action action)
@@ -832,26 +888,31 @@ static const char *const *action_keys(enum wl_action action)
 	static const char *const write_keys[] = { "region", "process", "pages", "offset",
 						  "value", NULL };
 	static const char *const range_keys[] = { "region", "process", "pages", NULL };
+	static const char *const whole_region_keys[] = { "region", "process", NULL };
+	static const char *const protect_keys[] = { "region", "process", "prot", NULL };
 	static const char *const fork_keys[] = { "process", "child", NULL };
-	static const char *const exit_keys[] = { "process", NULL };
+	static const char *const process_keys[] = { "process", NULL };
 	static const char *const set_keys[] = { "set", "expect", NULL };
 	static const char *const run_keys[] = { "run", "expect", NULL };
 
 	switch (action) {
 	case WL_ACT_WRITE: return write_keys;
-	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP: return range_keys;
+	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP: case WL_ACT_DISCARD:
+		return range_keys;
+	case WL_ACT_PROTECT: return protect_keys;
+	case WL_ACT_UFFD_WP: return whole_region_keys;
 	case WL_ACT_FORK: return fork_keys;
-	case WL_ACT_EXIT: return exit_keys;
+	case WL_ACT_EXIT: case WL_ACT_EXEC: case WL_ACT_MERGE_OFF: return process_keys;
 	case WL_ACT_SET: return set_keys;
 	case WL_ACT_RUN: return run_keys;
 	}
-	return exit_keys;
+	return process_keys;
 }
 
 /* Every key an event may have, whatever its action. */
 static const char *const event_keys[] = {
 	"at", "action", "region", "process", "pages", "offset", "value", "child", "set", "run",
-	"expect", NULL
+	"expect", "prot", NULL
 };
 
 /* The keys of @sec (all known: check_known_keys() ran) that @action takes. */
@@ -1004,6 +1065,24 @@ static int event_fork(struct wl_ctx *ctx, const struct raw_section *sec, struct 
 	return 0;
 }
 
+/* protect: prot = none, read or rw (required). */
+static int event_protect(struct wl_ctx *ctx, const struct raw_section *sec, struct wl_event *ev)
+{
+	const struct raw_kv *kv = find_key(sec, "prot");
+	struct keyctx k = { ctx, sec, kv };
+	int v;
+
+	if (!kv) {
+		wl_fail(ctx, sec->line, "%s action = protect needs prot = none, read or rw",
+			sec->title);
+		return -1;
+	}
+	if ((v = key_word(&k, prot_names, "none, read or rw")) < 0)
+		return -1;
+	ev->prot = (enum wl_prot)v;
+	return 0;
+}
+
 /* region and process: which are needed depends on the action. */
 static int event_target(struct wl_ctx *ctx, const struct raw_section *sec, struct wl_event *ev)
 {
@@ -1014,13 +1093,14 @@ static int event_target(struct wl_ctx *ctx, const struct raw_section *sec, struc
 	ev->region = region;
 	switch (ev->action) {
 	case WL_ACT_WRITE: case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP:
+	case WL_ACT_DISCARD: case WL_ACT_PROTECT: case WL_ACT_UFFD_WP:
 		if (region < 0) {
 			wl_fail(ctx, sec->line, "%s action = %s needs region = NAME", sec->title,
 				wl_action_name(ev->action));
 			return -1;
 		}
 		break;
-	case WL_ACT_FORK: case WL_ACT_EXIT:
+	case WL_ACT_FORK: case WL_ACT_EXIT: case WL_ACT_EXEC: case WL_ACT_MERGE_OFF:
 		if (process < 0) {
 			wl_fail(ctx, sec->line, "%s action = %s needs process = NAME", sec->title,
 				wl_action_name(ev->action));
@@ -1044,7 +1124,7 @@ static int event_params(struct wl_ctx *ctx, const struct raw_section *sec, struc
 		if (parse_write_keys(ctx, sec, &ev->offset, &ev->value) != 0)
 			return -1;
 		/* fall through */
-	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP:
+	case WL_ACT_MERGE: case WL_ACT_UNMERGE: case WL_ACT_UNMAP: case WL_ACT_DISCARD:
 		if (parse_pages_key(ctx, sec, reg, &ev->pages) != 0)
 			return -1;
 		if (reg->merge == WL_MERGE_PRCTL && ev->pages.kind != WL_SEL_ALL &&
@@ -1055,10 +1135,16 @@ static int event_params(struct wl_ctx *ctx, const struct raw_section *sec, struc
 			return -1;
 		}
 		return 0;
+	case WL_ACT_PROTECT:
+		ev->pages.kind = WL_SEL_ALL;
+		return event_protect(ctx, sec, ev);
+	case WL_ACT_UFFD_WP:
+		ev->pages.kind = WL_SEL_ALL;
+		return 0;
 	case WL_ACT_FORK:
 		return event_fork(ctx, sec, ev, index);
-	case WL_ACT_EXIT:
-		return 0;
+	case WL_ACT_EXIT: case WL_ACT_EXEC: case WL_ACT_MERGE_OFF:
+		return 0; /* the timeline checks a merge-off's process merges by prctl */
 	case WL_ACT_SET:
 		return event_set(ctx, sec, ev);
 	case WL_ACT_RUN:
@@ -1083,15 +1169,13 @@ static int parse_event(struct wl_ctx *ctx, const struct raw_section *sec, struct
 	if (check_known_keys(ctx, sec, event_keys) != 0)
 		return -1;
 	if (!action) {
-		wl_fail(ctx, sec->line, "%s needs action = write, merge, unmerge, unmap, fork, "
-			"exit, set or run", sec->title);
+		wl_fail(ctx, sec->line, "%s needs action = " ACTION_CHOICES, sec->title);
 		return -1;
 	}
 	{
 		struct keyctx k = { ctx, sec, action };
 
-		if ((v = key_word(&k, action_names, "write, merge, unmerge, unmap, fork, exit, "
-				  "set or run")) < 0)
+		if ((v = key_word(&k, action_names, ACTION_CHOICES)) < 0)
 			return -1;
 	}
 	ev->action = (enum wl_action)v;
@@ -1258,7 +1342,8 @@ static const struct raw_section *find_global(const struct reader *r)
 static int interpret(struct wl_ctx *ctx, const struct reader *r)
 {
 	if (parse_global(ctx, find_global(r)) != 0 || allocate_sections(ctx, r) != 0 ||
-	    parse_regions(ctx, r) != 0 || parse_actions(ctx, r) != 0)
+	    parse_regions(ctx, r) != 0 || parse_actions(ctx, r) != 0 ||
+	    wl_parse_expects(ctx, r) != 0)
 		return -1;
 	assign_fresh_values(ctx->wl);
 	return wl_check_timeline(ctx);
@@ -1352,13 +1437,50 @@ void wl_free(struct workload *wl)
 		wl_pagesel_free(&wl->writers[i].pages);
 	for (size_t i = 0; i < wl->nevents; i++)
 		wl_pagesel_free(&wl->events[i].pages);
+	wl_expects_free(wl);
 	free(wl->regions);
 	free(wl->writers);
 	free(wl->events);
 	free(wl->procs);
 	free(wl->description);
+	free(wl->upstream);
 	free(wl->path);
 	free(wl);
+}
+
+/* --- for the other phase-two files (wl_internal.h) --------------------------- */
+
+long wl_find_process(const struct wl_ctx *ctx, const char *name)
+{
+	return find_process(ctx, name);
+}
+
+long wl_find_region(const struct wl_ctx *ctx, const char *name)
+{
+	return find_region(ctx, name);
+}
+
+void wl_fail_unknown_key(struct wl_ctx *ctx, const struct raw_section *sec,
+			 const struct raw_kv *kv, const char *const *known, const char *const *more)
+{
+	fail_unknown_key(ctx, sec, kv, known, more);
+}
+
+size_t wl_process_root(const struct workload *wl, size_t proc)
+{
+	while (wl->procs[proc].parent >= 0)
+		proc = (size_t)wl->procs[proc].parent;
+	return proc;
+}
+
+bool wl_process_uses_prctl(const struct workload *wl, size_t proc)
+{
+	size_t root = wl_process_root(wl, proc);
+
+	for (size_t i = 0; i < wl->nregions; i++)
+		if (wl->regions[i].process == root)
+			return wl->regions[i].merge == WL_MERGE_PRCTL;
+	return false;
 }
 
 bool wl_region_initial_value(const struct wl_region *region, uint64_t page, uint64_t *value)

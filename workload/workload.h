@@ -28,6 +28,7 @@
 
 #include "content.h"
 #include "rng.h"
+#include "trace.h"
 #include "wl_policy.h"
 
 #define WL_PAGE_SIZE CONTENT_PAGE_SIZE
@@ -48,21 +49,23 @@
  *   ID, name (what `kernel =` takes and traces say), release (major * 100 +
  *   minor: which knobs, counters and ksm_stat lines exist, from the table of
  *   when each came), first and last release it stands for (0: no end),
- *   checksum_first, unshares_zero_pages, fork_copies_counts, prctl_merge
- *   (struct wl_kernel_row says what each means), and a line of doc.
+ *   checksum_first, unshares_zero_pages, fork_copies_counts, prctl_merge,
+ *   exec_keeps_merge_any, unshares_uffd_wp, reaches_prot_none (struct
+ *   wl_kernel_row says what each means), and a line of doc.
  * Newest first: the first row is the default, WL_KERNEL_DEFAULT (so a
  * zeroed configuration follows it too).
  */
 #define WL_KERNELS(X)                                                                        \
-	X(6_18, "6.18", 618, 614, 0, true, true, false, true,                                \
+	X(6_18, "6.18", 618, 614, 0, true, true, false, true, true, true, true,              \
 	  "checksum before the stable search; this project's host kernel")                   \
-	X(6_12, "6.12", 612, 611, 613, true, true, false, true,                              \
+	X(6_12, "6.12", 612, 611, 613, true, true, false, true, true, true, true,            \
 	  "checksum before the stable search; no ksm_merge_any/ksm_mergeable lines")         \
-	X(6_10, "6.10", 610, 610, 610, false, true, false, true,                             \
+	X(6_10, "6.10", 610, 610, 610, false, true, false, true, true, true, true,           \
 	  "stable search before the checksum (the order before 6.11)")                       \
-	X(6_1, "6.1", 601, 601, 601, false, false, true, false,                              \
+	X(6_1, "6.1", 601, 601, 601, false, false, true, false, false, false, false,         \
 	  "stable search before the checksum; no smart_scan, advisor, zero-page counts, "    \
-	  "general_profit or PR_SET_MEMORY_MERGE; fork copies the per-mm counts")
+	  "general_profit or PR_SET_MEMORY_MERGE; fork copies the per-mm counts; uffd-wp "   \
+	  "stops unmerging; PROT_NONE pages are out of follow_page()'s reach")
 
 /* Which kernel's KSM semantics the simulator follows: WL_KERNEL_6_18, ... */
 enum wl_kernel {
@@ -84,8 +87,58 @@ struct wl_kernel_row {
 	bool fork_copies_counts; /* before the late-2025 fix: a fork child starts with its parent's
 				    ksm_rmap_items and ksm_merging_pages */
 	bool prctl_merge;        /* 6.4+: prctl(PR_SET_MEMORY_MERGE) */
+	bool exec_keeps_merge_any; /* ksm_execve (6.9, and stable): after execve a process that
+				      was PR_SET_MEMORY_MERGE is still merge-any and registered */
+	bool unshares_uffd_wp;   /* 6.2+: unmerging breaks COW with FAULT_FLAG_UNSHARE, which
+				    userfaultfd write-protection lets through (before, the write
+				    fault it used stopped at a uffd-wp PTE: the page stayed KSM;
+				    measured on Debian's 6.1.192) */
+	bool reaches_prot_none;  /* KSM's follow_page() lookups reach pages of a PROT_NONE
+				    mapping (6.12, 6.18); measured on Debian's 6.1.192 they do
+				    not: an unstable tree walk that meets one gives up, and
+				    unmerging (break_ksm) leaves one merged. ksmd's own scan
+				    still visits them, and they merge into other pages */
 	const char *doc;         /* one line: what sets it apart */
 };
+
+/*
+ * What a workload may require of the kernel that runs it ([global] requires):
+ * a column of the rows above, by name, and what a kernel has when its row
+ * has it (want). A selftest asserts what a fix made true; on a kernel
+ * without the fix its expectations do not apply (compare/expect.h), though
+ * both engines still run it and must agree. X(ID, name, column, want, what
+ * holds on a kernel with it, and since when).
+ */
+#define WL_KERNEL_FACTS(X)                                                                   \
+	X(CHECKSUM_FIRST, "checksum_first", checksum_first, true,                            \
+	  "a page's checksum is tested before the stable tree is searched, 6.11")            \
+	X(UNSHARES_ZERO_PAGES, "unshares_zero_pages", unshares_zero_pages, true,             \
+	  "unmerging also replaces KSM-placed zero pages, 6.6")                              \
+	X(FORK_RESETS_COUNTS, "fork_resets_counts", fork_copies_counts, false,               \
+	  "a fork child's ksm_stat counts start at zero, the late-2025 fork counter fix")    \
+	X(PRCTL_MERGE, "prctl_merge", prctl_merge, true, "PR_SET_MEMORY_MERGE exists, 6.4") \
+	X(EXEC_KEEPS_MERGE_ANY, "exec_keeps_merge_any", exec_keeps_merge_any, true,          \
+	  "PR_SET_MEMORY_MERGE survives execve, ksm_execve in 6.9")                          \
+	X(UNSHARES_UFFD_WP, "unshares_uffd_wp", unshares_uffd_wp, true,                      \
+	  "unmerging breaks COW of userfaultfd write-protected pages, 6.2")                  \
+	X(REACHES_PROT_NONE, "reaches_prot_none", reaches_prot_none, true,                   \
+	  "KSM reaches pages of PROT_NONE mappings to compare and unmerge them, 6.2")
+
+enum wl_kernel_fact {
+#define WL_KERNEL_FACT_ENUM(id, ...) WL_FACT_##id,
+	WL_KERNEL_FACTS(WL_KERNEL_FACT_ENUM)
+#undef WL_KERNEL_FACT_ENUM
+	WL_FACT_COUNT
+};
+
+/* The fact's name ("unshares_uffd_wp"), what it says, lookup by name (-1: none). */
+const char *wl_kernel_fact_name(enum wl_kernel_fact fact);
+const char *wl_kernel_fact_doc(enum wl_kernel_fact fact);
+int wl_kernel_fact_lookup(const char *name);
+/* Whether @kernel's row has @fact. */
+bool wl_kernel_has_fact(enum wl_kernel kernel, enum wl_kernel_fact fact);
+/* The first fact of the set @facts (bit 1 << fact) that @kernel lacks, or -1. */
+int wl_kernel_lacks(enum wl_kernel kernel, uint32_t facts);
 
 /* The row of @kernel (a valid enum value). */
 const struct wl_kernel_row *wl_kernel_row(enum wl_kernel kernel);
@@ -269,7 +322,22 @@ enum wl_action {
 	WL_ACT_EXIT,    /* the process exits */
 	WL_ACT_SET,     /* write a KSM knob */
 	WL_ACT_RUN,     /* write /sys/kernel/mm/ksm/run */
+	WL_ACT_DISCARD, /* madvise(MADV_DONTNEED): the PTEs become none, the pages read
+			   as zero at their next touch (KSM's items linger until ksmd
+			   passes) */
+	WL_ACT_PROTECT, /* mprotect of the whole region: prot = none, read or rw */
+	WL_ACT_EXEC,    /* the process execs itself: its old memory goes as at exit,
+			   what survives exec survives (the prctl flag, where the
+			   kernel has ksm_execve), and its regions are set up again */
+	WL_ACT_MERGE_OFF, /* prctl(PR_SET_MEMORY_MERGE, 0) for a prctl process */
+	WL_ACT_UFFD_WP, /* register the whole region with userfaultfd in write-protect
+			   mode, then write-protect it (no handler: nothing may write
+			   it afterwards) */
 };
+
+/* What an mprotect leaves a region: PROT_READ | PROT_WRITE, PROT_READ, PROT_NONE.
+ * Writes to a region that is not rw go through /proc/PID/mem (FOLL_FORCE). */
+enum wl_prot { WL_PROT_RW, WL_PROT_READ, WL_PROT_NONE };
 
 /* What a SET or RUN store is expected to answer. */
 enum wl_expect {
@@ -297,11 +365,48 @@ struct wl_event {
 	uint64_t knob_value;   /* SET: parsed, when the kernel accepts it */
 	uint64_t run;          /* RUN: 0, 1 or 2 (others only with expect = EINVAL) */
 	enum wl_expect expect; /* SET, RUN */
+	enum wl_prot prot;     /* PROTECT */
+};
+
+/*
+ * [expect NAME]: what a run must show, checked by both engines on their
+ * trace afterwards. Either checks of counters at one row (at = after-scan:N
+ * or end), or the answer of one store (event = E, errno = ...).
+ */
+enum wl_check_kind {
+	WL_CHECK_COUNTER,    /* a counter of /sys/kernel/mm/ksm (enum trace_counter) */
+	WL_CHECK_PROC_FIELD, /* PROCESS.FIELD: a line of its ksm_stat (enum trace_proc_field) */
+	WL_CHECK_DUPLICATES, /* pages of region R (in process P) whose frame another of them maps */
+};
+
+enum wl_cmp { WL_CMP_EQ, WL_CMP_NE, WL_CMP_LT, WL_CMP_LE, WL_CMP_GT, WL_CMP_GE };
+
+struct wl_check {
+	enum wl_check_kind kind;
+	int index;        /* COUNTER: enum trace_counter; PROC_FIELD: enum trace_proc_field */
+	size_t process;   /* PROC_FIELD, DUPLICATES */
+	size_t region;    /* DUPLICATES */
+	enum wl_cmp cmp;
+	int64_t value;    /* what the counter is compared with */
+	unsigned line;
+};
+
+struct wl_expectation {
+	char name[WL_NAME_MAX + 1];
+	unsigned line;
+	bool at_end;          /* at = end: the last row of the run */
+	uint64_t at_scan;     /* at = after-scan:N: the row of scan N (before its steps) */
+	struct wl_check *checks;
+	size_t nchecks;
+	long event;           /* an errno check: the set or run event, else -1 */
+	enum wl_expect error; /* with event: what the store answered (ok, EINVAL, ...) */
 };
 
 struct workload {
 	char *path;            /* name used in messages */
 	char *description;     /* free text, or NULL */
+	char *upstream;        /* the upstream test it is ("ksm_tests -P -s 100"), or NULL */
+	uint32_t requires;     /* kernel facts its expectations need: bit 1 << wl_kernel_fact */
 	enum wl_kernel kernel;
 	enum wl_detector detector;
 	enum wl_thp_dirty thp_dirty;
@@ -322,6 +427,8 @@ struct workload {
 	size_t nwriters;
 	struct wl_event *events;
 	size_t nevents;
+	struct wl_expectation *expects; /* in file order */
+	size_t nexpects;
 	uint64_t fresh_start;  /* first fresh counter not taken by fill = unique */
 	bool deterministic;    /* no continuous writer and no time stop */
 };
@@ -376,6 +483,11 @@ const char *wl_export_since(const char *name);
 /* Whether @kernel has prctl(PR_SET_MEMORY_MERGE) (6.4 and later). */
 bool wl_kernel_has_prctl_merge(enum wl_kernel kernel);
 
+/* The initial process whose regions @proc has: itself, or its fork ancestor. */
+size_t wl_process_root(const struct workload *wl, size_t proc);
+/* Whether @proc's regions say merge = prctl (then all of them do). */
+bool wl_process_uses_prctl(const struct workload *wl, size_t proc);
+
 /*
  * The rules KSM's knobs obey beyond each value's own range (wl_knob_parse),
  * one list for every reader of knobs: the workload language's [global] and
@@ -420,6 +532,15 @@ const char *wl_detector_name(enum wl_detector detector);
 const char *wl_thp_dirty_name(enum wl_thp_dirty policy);
 const char *wl_action_name(enum wl_action action);
 const char *wl_expect_name(enum wl_expect expect);
+const char *wl_prot_name(enum wl_prot prot);
+/* "=", "!=", "<", "<=", ">", ">=" */
+const char *wl_cmp_name(enum wl_cmp cmp);
+/* Whether @got compares with @want as @cmp says (got CMP want). */
+bool wl_cmp_holds(enum wl_cmp cmp, int64_t got, int64_t want);
+/* What an expectation's checks read, for messages: "pages_sharing",
+ * "main.ksm_zero_pages", "duplicates in region map of main". Returns @buf. */
+const char *wl_check_what(const struct workload *wl, const struct wl_check *check, char *buf,
+			  size_t len);
 
 /*
  * Initial content of page @page of @region: returns true and sets *value
