@@ -34,8 +34,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Boots of a guest a workload gets when its runner was late (as check_guest). */
+/*
+ * Runs a workload gets when its runner was late (as check_guest): boots of
+ * a guest, or runs on this kernel (xval_run's attempts).
+ */
 #define GUEST_ATTEMPTS 3
+#define HOST_ATTEMPTS 3
 
 enum tap_result { TAP_PASS, TAP_FAIL, TAP_SKIP, TAP_ERROR };
 
@@ -401,16 +405,37 @@ static void figure(const struct selftest *st, const struct workload *wl,
 
 /* --- the kernel side ---------------------------------------------------------------- */
 
+struct rerun_note {
+	const struct selftest *st;
+	const struct test *t;
+};
+
+/* xval_run runs @t again on this kernel: say why. */
+static void note_rerun(const struct xval_result *res, void *arg)
+{
+	const struct rerun_note *n = arg;
+
+	if (res->kernel.invalid_rows > 0)
+		progress(n->st, "%s: the runner was late for %llu rows, running it again",
+			 n->t->name, (unsigned long long)res->kernel.invalid_rows);
+	else
+		progress(n->st, "%s: the kernel caught up by its last scan, running it again",
+			 n->t->name);
+}
+
 /* This machine's kernel, one workload after the other. */
 static void host_test(const struct selftest *st, struct test *t)
 {
+	struct rerun_note note = { st, t };
 	struct xval_options opt;
 	struct xval_result res;
 	struct kb_options host;
 
 	xval_options_init(&opt);
 	opt.pages = t->wl->deterministic;
-	opt.attempts = 2;
+	opt.attempts = HOST_ATTEMPTS;
+	opt.rerun = note_rerun;
+	opt.rerun_arg = &note;
 	kb_options_init(&host);
 	host.force = st->force;
 	host.measure = timed_mode_of(t->wl);

@@ -298,10 +298,16 @@ static void result_init(struct xval_result *res)
 	cmp_report_init(&res->report);
 }
 
+/*
+ * A difference the kernel's run may not own: it caught up by its end, or
+ * its runner was late for some rows (ksmd ended a second scan before the
+ * runner saw the first: the row is invalid, or missing). Either way another
+ * run can tell, and a deterministic divergence differs every time.
+ */
 static bool worth_another_run(const struct xval_options *opt, const struct xval_result *res)
 {
 	return res->verdict == XVAL_DIFFERS && res->kernel_runs < opt->attempts &&
-	       xval_caught_up(&res->report, res->sim.trace);
+	       (res->kernel.invalid_rows > 0 || xval_caught_up(&res->report, res->sim.trace));
 }
 
 enum xval_verdict xval_run(const struct workload *wl, const struct xval_options *opt,

@@ -164,7 +164,8 @@ struct xval_options {
 	const struct kg_options *guest; /* or in a qemu guest, booted for this workload */
 	xval_kernel_fn kernel;          /* or this, when set (then host and guest are unused) */
 	void *kernel_arg;
-	unsigned attempts;              /* kernel runs at most while each caught up (0, 1: one) */
+	unsigned attempts;              /* kernel runs at most while each caught up or had
+					   invalid rows (0, 1: one) */
 	xval_note_fn note;              /* the pipeline's notes, and the backend's and the
 					   guest's unless their options have their own; may be NULL */
 	void *note_arg;
@@ -190,7 +191,8 @@ struct xval_result {
 /*
  * The whole pipeline for @wl: the kernel side as @opt says, then
  * xval_follow's steps, then, while the verdict is XVAL_DIFFERS, the kernel
- * caught up (xval_caught_up) and @opt->attempts allow, the kernel side again
+ * caught up (xval_caught_up) or its runner was late for some rows (invalid
+ * rows), and @opt->attempts allow, the kernel side again
  * (opt->rerun told first) and the comparison with the same simulator run.
  * Fills @res (the caller frees it with xval_result_free) and returns its
  * verdict.

@@ -407,7 +407,7 @@ END_TEST
 /* ---- the rerun loop, with a kernel side made up here ------------------------------ */
 
 /* What the fake kernel side answers on its runs 1, 2, ... */
-enum fake_run { LATE_AT_SCAN_2, BEHIND_AT_THE_END, MATCHES, SKIPPED };
+enum fake_run { LATE_AT_SCAN_2, BEHIND_AT_THE_END, LATE_RUNNER, MATCHES, SKIPPED };
 
 struct fake_kernel {
 	const enum fake_run *answers;
@@ -431,8 +431,10 @@ static int fake_kernel(const struct workload *wl, bool pages, struct xval_side *
 	*out = kernel_side(wl, WL_KERNEL_6_18, "6.18.44");
 	if (answer == LATE_AT_SCAN_2)
 		row_of(out->trace, 2)->counter[TRACE_PAGES_SHARING] -= 1;
-	if (answer == BEHIND_AT_THE_END)
+	if (answer == BEHIND_AT_THE_END || answer == LATE_RUNNER)
 		row_of(out->trace, last_scan(out->trace))->counter[TRACE_PAGES_SHARING] -= 1;
+	if (answer == LATE_RUNNER)
+		out->invalid_rows = 1; /* the runner saw two scans end at once */
 	return KB_OK;
 }
 
@@ -496,6 +498,24 @@ START_TEST(a_run_behind_at_the_end_is_not_run_again)
 	ck_assert_int_eq(run_against(answers, 2, 3, &k, &res), XVAL_DIFFERS);
 	ck_assert_uint_eq(res.kernel_runs, 1);
 	ck_assert_uint_eq(k.reruns, 0);
+	xval_result_free(&res);
+}
+END_TEST
+
+START_TEST(a_run_a_late_runner_spoiled_runs_again)
+{
+	static const enum fake_run answers[] = { LATE_RUNNER, MATCHES };
+	struct fake_kernel k;
+	struct xval_result res;
+
+	/* behind at the end, which alone is no reason; its invalid rows are */
+	ck_assert_int_eq(run_against(answers, 2, 3, &k, &res), XVAL_MATCH);
+	ck_assert_uint_eq(res.kernel_runs, 2);
+	ck_assert_uint_eq(k.reruns, 1);
+	xval_result_free(&res);
+	ck_assert_int_eq(run_against(answers, 2, 1, &k, &res), XVAL_DIFFERS);
+	ck_assert_uint_eq(res.kernel_runs, 1);
+	ck_assert_uint_eq(res.kernel.invalid_rows, 1);
 	xval_result_free(&res);
 }
 END_TEST
@@ -565,6 +585,7 @@ int main(void)
 	tc = tcase_create("reruns");
 	tcase_add_test(tc, a_run_that_caught_up_runs_again_until_it_matches);
 	tcase_add_test(tc, a_run_behind_at_the_end_is_not_run_again);
+	tcase_add_test(tc, a_run_a_late_runner_spoiled_runs_again);
 	tcase_add_test(tc, attempts_bound_the_reruns);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
