@@ -227,11 +227,24 @@ static struct sweep_point_result sample_result(const struct sweep_def *d)
 	return r;
 }
 
+/* Rows written into @buf (@len bytes, freed here) read back into @out. */
+static void read_back(const struct sweep_def *d, char *buf, size_t len,
+		      struct sweep_point_result *out)
+{
+	char err[256];
+	FILE *f = fmemopen(buf, len, "r");
+
+	memset(out, 0, SWEEP_MAX_POINTS * sizeof(*out));
+	ck_assert_msg(sweep_read_rows(d, f, "jobs", out, err, sizeof(err)) == 0, "%s", err);
+	fclose(f);
+	free(buf);
+}
+
 START_TEST(test_rows_round_trip)
 {
 	const struct sweep_def *d = sweep_find("volatile");
 	struct sweep_point_result in = sample_result(d), out[SWEEP_MAX_POINTS];
-	char *buf = NULL, err[256];
+	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
@@ -242,11 +255,7 @@ START_TEST(test_rows_round_trip)
 	sweep_write_header(f);
 	sweep_write_point(d, 3, &in, f);
 	fclose(f);
-	memset(out, 0, sizeof(out));
-	f = fmemopen(buf, len, "r");
-	ck_assert_msg(sweep_read_rows(d, f, "jobs", out, err, sizeof(err)) == 0, "%s", err);
-	fclose(f);
-	free(buf);
+	read_back(d, buf, len, out);
 	for (size_t s = 0; s < d->nseries; s++) {
 		ck_assert_double_eq(out[1].series[s].median, in.series[s].median);
 		ck_assert_double_eq(out[3].series[s].max, in.series[s].max);
@@ -274,11 +283,7 @@ START_TEST(test_measured_point_survives_its_rows)
 	sweep_write_header(f);
 	sweep_write_point(d, 2, &res, f);
 	fclose(f);
-	memset(back, 0, sizeof(back));
-	f = fmemopen(buf, len, "r");
-	ck_assert_msg(sweep_read_rows(d, f, "job", back, err, sizeof(err)) == 0, "%s", err);
-	fclose(f);
-	free(buf);
+	read_back(d, buf, len, back);
 	for (size_t s = 0; s < d->nseries; s++) {
 		ck_assert_uint_eq(back[2].series[s].n, 1);
 		ck_assert(res.series[s].median > 0);
