@@ -2,6 +2,13 @@
  * cmd_sweep.c - `ksmkit sweep`: run the benchmark sweeps (sweep/), one
  * point at a time for GNU parallel, or all of them into result files, charts
  * and a summary table; and collect the rows of parallel jobs.
+ *
+ * The jobs --emit-jobs prints run the simulator's series only: it is
+ * deterministic, so a point gives the same rows on any machine and the
+ * collected sweep is byte for byte the one run here (the kernel's series
+ * measure one machine and stay with `ksmkit sweep NAME` there). A job is
+ * one self-contained command line: this program by its absolute path (or
+ * --ksmkit CMD) and every file it reads by its absolute path.
  */
 #include "config.h"
 #include "cli.h"
@@ -125,6 +132,7 @@ static const struct cli_rule sweep_rules[] = {
 	{ CLI_EXCLUDES, "print-workload output runs sim-only no-guest force costs quiet",
 	  "it only prints the workload", 0, 0, NULL },
 	{ CLI_EXCLUDES, "collect runs force", "it measures nothing", 0, 0, NULL },
+	{ CLI_EXCLUDES, "emit-jobs force", "the jobs run the simulator only", 0, 0, NULL },
 	{ CLI_EXCLUDES, "point output", "a point's rows go to standard output", 0, 0, NULL },
 	{ CLI_EXCLUDES, "emit-jobs output", "the jobs print their rows (--collect writes DIR)",
 	  0, 0, NULL },
@@ -198,8 +206,10 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
 		a->collect = args.operand + 1;
 		a->ncollect = args.noperands - 1;
 	}
-	if ((a->point >= 0 || a->ncollect || a->print_workload >= 0) && strcmp(a->name, "all") == 0) {
-		cli_error("sweep: --point, --collect and --print-workload take one sweep, not 'all'");
+	if ((a->point >= 0 || a->ncollect || a->print_workload >= 0 || a->emit_jobs) &&
+	    strcmp(a->name, "all") == 0) {
+		cli_error("sweep: --point, --emit-jobs, --collect and --print-workload take one "
+			  "sweep, not 'all'");
 		return -1;
 	}
 	if (strcmp(a->name, "all") != 0 && !sweep_find(a->name)) {
@@ -247,7 +257,8 @@ static int make_env(const struct sweep_args *a, struct sweep_env *env, struct si
 	env->kernel = !a->sim_only && kernel_usable(why, sizeof(why));
 	if (!a->sim_only && !a->no_guest)
 		env->guest_dir = kg_default_dir(GUEST_BUILD_DIR);
-	if (!a->sim_only && !env->kernel && !a->quiet && a->print_workload < 0 && !a->emit_jobs)
+	if (!a->sim_only && !env->kernel && !a->quiet && a->print_workload < 0 && !a->emit_jobs &&
+	    !a->ncollect)
 		cli_error("sweep: the kernel's series are left out: %s (--sim-only says so "
 			  "quietly)", why);
 	return 0;
@@ -326,39 +337,104 @@ static void print_quoted(const char *s)
 	putchar('\'');
 }
 
-static void emit_jobs(const struct sweep_args *a, const struct sweep_def *d)
+/*
+ * This program, as a command a job can run: /proc/self/exe, except that an
+ * uninstalled libtool build runs DIR/.libs/[lt-]NAME through the wrapper
+ * script DIR/NAME, which alone knows where the uninstalled libraries are.
+ * Falls back to "ksmkit" (found in PATH) when /proc is unreadable.
+ */
+static void this_program(char *buf, size_t len)
 {
-	char self[PATH_MAX], runs[16], scale[32];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *cmd = a->ksmkit;
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *base, wrapper[PATH_MAX];
 
-	if (!cmd) {
-		self[n > 0 ? n : 0] = '\0';
-		cmd = n > 0 ? self : "ksmkit";
+	if (n <= 0) {
+		snprintf(buf, len, "ksmkit");
+		return;
 	}
-	snprintf(runs, sizeof(runs), "%u", a->runs);
+	buf[n] = '\0';
+	base = strrchr(buf, '/');
+	if (!base || base - buf < 6 || strncmp(base - 6, "/.libs", 6) != 0)
+		return;
+	if (strncmp(base + 1, "lt-", 3) == 0)
+		base += 3;
+	snprintf(wrapper, sizeof(wrapper), "%.*s/%s", (int)(strrchr(buf, '/') - buf - 6), buf,
+		 base + 1);
+	if (access(wrapper, X_OK) == 0)
+		snprintf(buf, len, "%s", wrapper);
+}
+
+/* @path made absolute (a job may run in another directory or on another host). */
+static void absolute(const char *path, char *buf, size_t len)
+{
+	char resolved[PATH_MAX];
+
+	snprintf(buf, len, "%s", realpath(path, resolved) ? resolved : path);
+}
+
+static size_t series_on(const struct sweep_def *d, enum sweep_engine engine)
+{
+	size_t n = 0;
+
+	for (size_t s = 0; s < d->nseries; s++)
+		n += d->series[s].engine == engine;
+	return n;
+}
+
+/* On stderr: the series of @d the jobs leave out, and where they can run. */
+static void note_left_out(const struct sweep_def *d)
+{
+	char names[SWEEP_MAX_SERIES * (SWEEP_NAME_MAX + 4)] = "";
+	size_t len = 0;
+
+	for (size_t s = 0; s < d->nseries; s++)
+		if (d->series[s].engine != SWEEP_SIM && len < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s'%s'",
+						len ? ", " : "", d->series[s].name);
+	cli_error("sweep: %s: the jobs run the simulator's series only; %s run on one machine "
+		  "(ksmkit sweep %s)", d->name, names, d->name);
+}
+
+/*
+ * One command line per point of @d, each measuring the simulator's series
+ * there and printing its rows. A sweep without simulator series is refused
+ * (CLI_USAGE); one with kernel or guest series too is told to leave them out.
+ */
+static int emit_jobs(const struct sweep_args *a, const struct sweep_def *d,
+		     const struct sweep_env *env)
+{
+	char cmd[PATH_MAX], workloads[PATH_MAX], costs[PATH_MAX], scale[32];
+	size_t sim = series_on(d, SWEEP_SIM);
+
+	if (sim == 0) {
+		cli_error("sweep: %s: --emit-jobs runs the simulator's series and %s has none "
+			  "(run it on one machine: ksmkit sweep %s)", d->name, d->name, d->name);
+		return CLI_USAGE;
+	}
+	if (sim < d->nseries && !a->sim_only && !a->quiet)
+		note_left_out(d);
+	if (a->ksmkit)
+		snprintf(cmd, sizeof(cmd), "%s", a->ksmkit);
+	else
+		this_program(cmd, sizeof(cmd));
+	absolute(env->workloads_dir, workloads, sizeof(workloads));
+	if (a->costs_path)
+		absolute(a->costs_path, costs, sizeof(costs));
 	snprintf(scale, sizeof(scale), "%g", a->scale);
 	for (size_t p = 0; p < d->npoints; p++) {
 		print_quoted(cmd);
-		printf(" sweep %s --point %zu --runs %s -q", d->name, p, runs);
+		printf(" sweep %s --point %zu --runs %u -q --sim-only", d->name, p, a->runs);
 		if (a->scale != 1.0)
 			printf(" --scale %s", scale);
-		if (a->sim_only)
-			fputs(" --sim-only", stdout);
-		if (a->no_guest)
-			fputs(" --no-guest", stdout);
-		if (a->force)
-			fputs(" --force", stdout);
 		if (a->costs_path) {
 			fputs(" --costs ", stdout);
-			print_quoted(a->costs_path);
+			print_quoted(costs);
 		}
-		if (a->workloads) {
-			fputs(" --workloads ", stdout);
-			print_quoted(a->workloads);
-		}
+		fputs(" --workloads ", stdout);
+		print_quoted(workloads);
 		putchar('\n');
 	}
+	return CLI_OK;
 }
 
 /* The summary table and the sweep's explanation, to @out. */
@@ -436,6 +512,8 @@ static int collect(const struct sweep_args *a, const struct sweep_env *env)
 	struct sweep_point_result res[SWEEP_MAX_POINTS];
 	char err[512];
 
+	long missing;
+
 	memset(res, 0, sizeof(res));
 	for (int i = 0; i < a->ncollect; i++) {
 		FILE *f = strcmp(a->collect[i], "-") == 0 ? stdin : fopen(a->collect[i], "r");
@@ -452,6 +530,13 @@ static int collect(const struct sweep_args *a, const struct sweep_env *env)
 			cli_error("%s", err);
 			return CLI_USAGE;
 		}
+	}
+	missing = sweep_first_unmeasured(d, res);
+	if (missing >= 0) {
+		cli_error("sweep: %s: no rows for point %ld (x = %g): did its job fail? (ksmkit "
+			  "sweep %s --point %ld runs it alone)", d->name, missing, d->x[missing],
+			  d->name, missing);
+		return CLI_USAGE;
 	}
 	return finish(a, d, env, res);
 }
@@ -492,16 +577,14 @@ int cmd_sweep(int argc, char **argv)
 		return run_one_point(&a, &env);
 	if (a.ncollect)
 		return collect(&a, &env);
+	if (a.emit_jobs)
+		return emit_jobs(&a, sweep_find(a.name), &env);
 	for (size_t i = 0; i < sweep_count(); i++) {
 		const struct sweep_def *d = sweep_at(i);
 		int rc;
 
 		if (strcmp(a.name, "all") != 0 && strcmp(a.name, d->name) != 0)
 			continue;
-		if (a.emit_jobs) {
-			emit_jobs(&a, d);
-			continue;
-		}
 		rc = run_sweep(&a, d, &env);
 		if (rc == CLI_FAILED || rc == CLI_USAGE)
 			return rc;

@@ -10,12 +10,18 @@
  *
  * Where things go is plot_layout.c's business. For SVG the root element's
  * size is rewritten from inches to pixels (libplot only knows page sizes in
- * inches) and its <title> becomes the chart's title.
+ * inches) and its <title> becomes the chart's title. For PNG libplot's
+ * "Creation Time" text chunk is dropped, so that an image is a function of
+ * its chart alone: the same results give the same bytes whenever and
+ * wherever they are drawn (a sweep collected from parallel jobs, a
+ * regenerated bench/results).
  */
 #include "plot_render.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -529,6 +535,48 @@ static char *svg_titled(char *svg, const char *title)
 	return out;
 }
 
+/* A PNG chunk: 4 bytes of length (big-endian), 4 of type, the data, 4 of CRC. */
+#define PNG_SIGNATURE_SIZE 8
+#define PNG_CHUNK_OVERHEAD 12
+
+static uint32_t png_be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static bool png_chunk_is_creation_time(const unsigned char *chunk, uint32_t len)
+{
+	static const char keyword[] = "Creation Time"; /* NUL-terminated in the chunk too */
+
+	return memcmp(chunk + 4, "tEXt", 4) == 0 && len >= sizeof(keyword) &&
+	       memcmp(chunk + 8, keyword, sizeof(keyword)) == 0;
+}
+
+/*
+ * Drop the "Creation Time" tEXt chunk from the PNG in @png (@*size bytes), in
+ * place; *@size shrinks by its length. Each chunk carries its own CRC, so
+ * the others stay valid. A malformed image is left as it is.
+ */
+static void png_without_creation_time(char *png, size_t *size)
+{
+	unsigned char *p = (unsigned char *)png;
+	size_t at = PNG_SIGNATURE_SIZE;
+
+	while (at + PNG_CHUNK_OVERHEAD <= *size) {
+		uint32_t len = png_be32(p + at);
+		size_t whole = (size_t)len + PNG_CHUNK_OVERHEAD;
+
+		if (whole > *size - at)
+			return;
+		if (png_chunk_is_creation_time(p + at, len)) {
+			memmove(p + at, p + at + whole, *size - at - whole);
+			*size -= whole;
+			continue;
+		}
+		at += whole;
+	}
+}
+
 static int write_file(const char *path, const char *data, size_t len, char *err, size_t errlen)
 {
 	FILE *out = fopen(path, "wb");
@@ -641,6 +689,8 @@ int plot_write(const struct plot_chart *c, const char *path, int width, int heig
 	if (r.cv.type == IMAGE_SVG) {
 		image = svg_titled(svg_in_pixels(image, width, height), c->title);
 		size = strlen(image);
+	} else {
+		png_without_creation_time(image, &size);
 	}
 	rc = write_file(path, image, size, err, errlen);
 out:

@@ -3,6 +3,11 @@
  * min/median/max per series and per ratio, the sweep CSV rows in and out,
  * the result files (CSV and charts) and the summary table. The sweeps
  * themselves, their workloads and measurements, are in sweep_defs.c.
+ *
+ * A measured point holds exactly what its CSV rows say (values rounded as
+ * they are written), so results, charts and summary are the same whether a
+ * sweep ran here in one process or its points ran as separate jobs whose
+ * rows were collected.
  */
 #include "config.h"
 #include "sweep.h"
@@ -65,6 +70,24 @@ static struct sweep_stat reduce(double *v, unsigned n)
 	return st;
 }
 
+/* A value as a row gives it back: written with SWEEP_VALUE_FORMAT, read by strtod. */
+static double as_written(double v)
+{
+	char text[64];
+
+	snprintf(text, sizeof(text), SWEEP_VALUE_FORMAT, v);
+	return strtod(text, NULL);
+}
+
+static void round_as_written(struct sweep_stat *st)
+{
+	if (!st->n)
+		return;
+	st->min = as_written(st->min);
+	st->median = as_written(st->median);
+	st->max = as_written(st->max);
+}
+
 int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
 		const struct sweep_env *env, sweep_progress_fn progress, void *arg,
 		struct sweep_point_result *out, char *err, size_t errlen)
@@ -110,6 +133,11 @@ int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
 		}
 		out->ratio[q] = reduce(col, runs);
 	}
+	/* ratios above are taken from the full values; what is kept is what is written */
+	for (size_t s = 0; s < d->nseries; s++)
+		round_as_written(&out->series[s]);
+	for (size_t q = 0; q < d->nratios; q++)
+		round_as_written(&out->ratio[q]);
 	rc = 0;
 out:
 	free(y);
@@ -133,7 +161,9 @@ void sweep_write_header(FILE *out)
 static void write_row(FILE *out, const char *name, double x, const struct sweep_stat *st)
 {
 	if (st->n)
-		fprintf(out, "%s,%.10g,%.6g,%.6g,%.6g\n", name, x, st->min, st->median, st->max);
+		fprintf(out, "%s,%.10g," SWEEP_VALUE_FORMAT "," SWEEP_VALUE_FORMAT
+			     "," SWEEP_VALUE_FORMAT "\n",
+			name, x, st->min, st->median, st->max);
 }
 
 void sweep_write_point(const struct sweep_def *d, size_t point,
@@ -232,6 +262,21 @@ int sweep_read_rows(const struct sweep_def *d, FILE *in, const char *name,
 	if (ferror(in))
 		return sweep_fail(err, errlen, "%s: %s", name, strerror(errno));
 	return 0;
+}
+
+long sweep_first_unmeasured(const struct sweep_def *d, const struct sweep_point_result *res)
+{
+	for (size_t i = 0; i < d->npoints; i++) {
+		bool any = false;
+
+		for (size_t s = 0; s < d->nseries; s++)
+			any |= res[i].series[s].n > 0;
+		for (size_t q = 0; q < d->nratios; q++)
+			any |= res[i].ratio[q].n > 0;
+		if (!any)
+			return (long)i;
+	}
+	return -1;
 }
 
 /* --- result files --------------------------------------------------------------- */

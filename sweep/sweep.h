@@ -35,6 +35,9 @@
 #define SWEEP_MAX_POINTS 32
 #define SWEEP_NAME_MAX 64
 #define SWEEP_RATIO_PREFIX "ratio: "
+/* How min, median and max are written in rows; a measured point's values
+ * are rounded to it (sweep_point), so rows read back give the same point. */
+#define SWEEP_VALUE_FORMAT "%.6g"
 
 /* Where a series runs: the simulator, this kernel, or a qemu NUMA guest's
  * kernel (counters only: a guest's times are emulation times). */
@@ -135,9 +138,12 @@ typedef void (*sweep_progress_fn)(const struct sweep_def *d, size_t point, unsig
 				  unsigned runs, void *arg);
 
 /*
- * Measure point @point @runs times. Returns 0, or -1 with a message: a run
- * failed, or the kernel cannot run here (then the message says why; call
- * again with env->kernel false for the simulator's series alone).
+ * Measure point @point @runs times. Its values are rounded as its rows write
+ * them (SWEEP_VALUE_FORMAT; ratios are taken before rounding), so that
+ * sweep_read_rows of its rows gives back exactly @out. Returns 0, or -1 with
+ * a message: a run failed, or the kernel cannot run here (then the message
+ * says why; call again with env->kernel false for the simulator's series
+ * alone).
  */
 int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
 		const struct sweep_env *env, sweep_progress_fn progress, void *arg,
@@ -160,6 +166,13 @@ void sweep_write_point(const struct sweep_def *d, size_t point,
  */
 int sweep_read_rows(const struct sweep_def *d, FILE *in, const char *name,
 		    struct sweep_point_result *res, char *err, size_t errlen);
+
+/*
+ * The first point of @res[0..d->npoints) without a single row (no series,
+ * no ratio measured: a job that never ran or failed), or -1 when every point
+ * has one.
+ */
+long sweep_first_unmeasured(const struct sweep_def *d, const struct sweep_point_result *res);
 
 /*
  * Write the results of a whole sweep: DIR/NAME.csv (the series),

@@ -1,12 +1,15 @@
 /*
  * check_plots.c - Check suite for plots/: tick choice and labels (pure
- * functions), charts written as PNG (signature and IHDR size) and SVG
- * (well-formed XML per python3 when installed, pixel size, and the data
- * reaching the picture: one <polyline> per line series, the legend's text,
- * one <rect> per bar), the sweep CSV reader (good input and every kind of
- * bad line, named FILE:LINE), traces as counter series, and the errors
- * plot_write must return instead of drawing.
+ * functions), charts written as PNG (signature, IHDR size, no creation time,
+ * so the same chart is the same bytes) and SVG (well-formed XML per python3
+ * when installed, pixel size, and the data reaching the picture: one
+ * <polyline> per line series, the legend's text, one <rect> per bar), the
+ * sweep CSV reader (good input and every kind of bad line, named FILE:LINE),
+ * traces as counter series, and the errors plot_write must return instead
+ * of drawing.
  */
+#include "config.h"
+
 #include <check.h>
 #include <dirent.h>
 #include <math.h>
@@ -263,6 +266,9 @@ START_TEST(test_png_has_signature_and_size)
 	ck_assert_mem_eq(png + 12, "IHDR", 4);
 	ck_assert_uint_eq(big_endian32(png + 16), 640);
 	ck_assert_uint_eq(big_endian32(png + 20), 400);
+	/* no creation time: the same chart gives the same bytes at any time */
+	ck_assert_ptr_null(memmem(png, size, "Creation Time", 13));
+	ck_assert_ptr_nonnull(memmem(png, size, "IEND", 4));
 	free(png);
 	/* the extension decides, whatever its case */
 	ck_assert_int_eq(plot_write(c, tmp_path("upper.PNG"), 300, 200, err, sizeof(err)), 0);

@@ -6,7 +6,8 @@
  * max; the hybrid detector does less work than the checksum on a volatile
  * mix; partial hashing is faster than the checksum on idle pages and misjudges
  * pages written at random; rows round-trip through the CSV format, concatenated job outputs
- * included, and bad rows are named FILE:LINE; result files are written.
+ * included, a measured point to the last bit, and bad rows are named
+ * FILE:LINE; a point without rows is found; result files are written.
  * Nothing here touches the kernel or measures time.
  */
 #include "config.h"
@@ -226,11 +227,24 @@ static struct sweep_point_result sample_result(const struct sweep_def *d)
 	return r;
 }
 
+/* Rows written into @buf (@len bytes, freed here) read back into @out. */
+static void read_back(const struct sweep_def *d, char *buf, size_t len,
+		      struct sweep_point_result *out)
+{
+	char err[256];
+	FILE *f = fmemopen(buf, len, "r");
+
+	memset(out, 0, SWEEP_MAX_POINTS * sizeof(*out));
+	ck_assert_msg(sweep_read_rows(d, f, "jobs", out, err, sizeof(err)) == 0, "%s", err);
+	fclose(f);
+	free(buf);
+}
+
 START_TEST(test_rows_round_trip)
 {
 	const struct sweep_def *d = sweep_find("volatile");
 	struct sweep_point_result in = sample_result(d), out[SWEEP_MAX_POINTS];
-	char *buf = NULL, err[256];
+	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
@@ -241,11 +255,7 @@ START_TEST(test_rows_round_trip)
 	sweep_write_header(f);
 	sweep_write_point(d, 3, &in, f);
 	fclose(f);
-	memset(out, 0, sizeof(out));
-	f = fmemopen(buf, len, "r");
-	ck_assert_msg(sweep_read_rows(d, f, "jobs", out, err, sizeof(err)) == 0, "%s", err);
-	fclose(f);
-	free(buf);
+	read_back(d, buf, len, out);
 	for (size_t s = 0; s < d->nseries; s++) {
 		ck_assert_double_eq(out[1].series[s].median, in.series[s].median);
 		ck_assert_double_eq(out[3].series[s].max, in.series[s].max);
@@ -253,6 +263,54 @@ START_TEST(test_rows_round_trip)
 	}
 	for (size_t q = 0; q < d->nratios; q++)
 		ck_assert_double_eq(out[3].ratio[q].median, 0.75);
+}
+END_TEST
+
+/* A measured point, written as a job writes it and read back, is the same
+ * point to the last bit: what a collected sweep draws is what it measured. */
+START_TEST(test_measured_point_survives_its_rows)
+{
+	const struct sweep_def *d = sweep_find("detectors");
+	struct sweep_env env = sim_env(0.02);
+	struct sweep_point_result res, back[SWEEP_MAX_POINTS];
+	char *buf = NULL, err[512];
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_msg(sweep_point(d, 2, 1, &env, NULL, NULL, &res, err, sizeof(err)) == 0, "%s",
+		      err);
+	f = open_memstream(&buf, &len);
+	sweep_write_header(f);
+	sweep_write_point(d, 2, &res, f);
+	fclose(f);
+	read_back(d, buf, len, back);
+	for (size_t s = 0; s < d->nseries; s++) {
+		ck_assert_uint_eq(back[2].series[s].n, 1);
+		ck_assert(res.series[s].median > 0);
+		ck_assert_double_eq(back[2].series[s].min, res.series[s].min);
+		ck_assert_double_eq(back[2].series[s].median, res.series[s].median);
+		ck_assert_double_eq(back[2].series[s].max, res.series[s].max);
+	}
+	for (size_t q = 0; q < d->nratios; q++) {
+		ck_assert_uint_eq(back[2].ratio[q].n, 1);
+		ck_assert_double_eq(back[2].ratio[q].median, res.ratio[q].median);
+	}
+}
+END_TEST
+
+START_TEST(test_first_unmeasured_point)
+{
+	const struct sweep_def *d = sweep_find("volatile");
+	struct sweep_point_result res[SWEEP_MAX_POINTS];
+
+	memset(res, 0, sizeof(res));
+	for (size_t p = 0; p < d->npoints; p++)
+		res[p] = sample_result(d);
+	ck_assert_int_eq(sweep_first_unmeasured(d, res), -1);
+	memset(&res[3], 0, sizeof(res[3]));
+	ck_assert_int_eq(sweep_first_unmeasured(d, res), 3);
+	res[3].ratio[0] = (struct sweep_stat){ 1, 1, 1, 1 }; /* a ratio alone counts */
+	ck_assert_int_eq(sweep_first_unmeasured(d, res), -1);
 }
 END_TEST
 
@@ -338,6 +396,8 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_partial_hashing_trades_speed_for_mistakes);
 	tcase_add_test(tc, test_merge_point_predicts);
 	tcase_add_test(tc, test_rows_round_trip);
+	tcase_add_test(tc, test_measured_point_survives_its_rows);
+	tcase_add_test(tc, test_first_unmeasured_point);
 	tcase_add_test(tc, test_bad_rows_named);
 	tcase_add_test(tc, test_results_written);
 	suite_add_tcase(s, tc);
