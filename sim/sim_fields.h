@@ -57,6 +57,7 @@ static inline uint64_t sim_frame_content_id(const struct sim *s, const struct si
 	F(kernel, s->cfg.kernel, 1, STATE, KEEP)                                        \
 	F(detector, s->cfg.detector, 1, STATE, KEEP)                                    \
 	F(thp_dirty, s->cfg.thp_dirty, 1, STATE, KEEP)                                  \
+	F(checksum_kind, s->cfg.checksum, 1, STATE, KEEP)                               \
 	F(nr_nodes, s->cfg.nr_nodes, 1, STATE, KEEP)                                    \
 	F(mutant, s->cfg.mutant, 1, STATE, KEEP)                                        \
 	F(knob, s->knobs.value[i], WL_KNOB_COUNT, STATE, KEEP)                          \

@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -411,6 +412,93 @@ START_TEST(every_shipped_workload_runs)
 }
 END_TEST
 
+/* Every row of @a and @b alike: counters, times, batches, processes. */
+static void assert_same_rows(const struct trace *a, const struct trace *b, const char *what)
+{
+	ck_assert_msg(a->nrows == b->nrows, "%s: %zu rows against %zu", what, a->nrows, b->nrows);
+	for (size_t i = 0; i < a->nrows; i++) {
+		const struct trace_row *x = &a->row[i], *y = &b->row[i];
+
+		ck_assert_msg(x->kind == y->kind && x->scan == y->scan && x->batch == y->batch &&
+				      x->time_ns == y->time_ns && x->ksmd_cpu_ns == y->ksmd_cpu_ns &&
+				      x->valid == y->valid,
+			      "%s: row %zu differs in its scan, batch or times", what, i);
+		for (int c = 0; c < TRACE_COUNTER_COUNT; c++)
+			ck_assert_msg(x->counter[c] == y->counter[c], "%s: row %zu: %s %lld against %lld",
+				      what, i, trace_counter_name(c), (long long)x->counter[c],
+				      (long long)y->counter[c]);
+		for (size_t p = 0; p < a->nprocs; p++) {
+			ck_assert_msg(x->proc[p].present == y->proc[p].present, "%s: row %zu", what, i);
+			for (int f = 0; f < TRACE_PROC_FIELD_COUNT; f++)
+				ck_assert_msg(x->proc[p].field[f] == y->proc[p].field[f],
+					      "%s: row %zu: %s.%s differs", what, i, a->proc_name[p],
+					      trace_proc_field_name(f));
+		}
+	}
+}
+
+/* Run @wl with each checksum kind (and @detector) and compare every row. */
+static void assert_checksums_agree(struct workload *wl, enum wl_detector detector,
+				   const char *path)
+{
+	struct trace *t[WL_CHECKSUM_COUNT];
+	char what[600];
+
+	wl->detector = detector;
+	for (int k = 0; k < WL_CHECKSUM_COUNT; k++) {
+		wl->checksum = (enum wl_checksum)k;
+		t[k] = run_ok(wl, true);
+	}
+	for (int k = 1; k < WL_CHECKSUM_COUNT; k++) {
+		snprintf(what, sizeof(what), "%s, detector %s, checksum %s", path,
+			 wl_detector_name(detector), wl_checksum_name((enum wl_checksum)k));
+		assert_same_rows(t[0], t[k], what);
+	}
+	for (int k = 0; k < WL_CHECKSUM_COUNT; k++)
+		trace_free(t[k]);
+}
+
+/*
+ * Only the equality of checksums is observable: every shipped workload
+ * gives the same trace, batch by batch, whether checksums are content hashes
+ * or the kernel's xxh64, with the file's detector and with every detector.
+ * Runs stopped by time are cut to 2 simulated seconds (nai-xia writes
+ * 200000 pages a second; 2 s are 64 of its scans).
+ */
+START_TEST(both_checksums_give_every_row_alike)
+{
+	static const char *const dirs[] = { "workloads", "workloads/selftests" };
+	size_t runs = 0;
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		char pattern[512];
+		glob_t g;
+
+		snprintf(pattern, sizeof(pattern), "%s/%s/*.wl", SRCDIR, dirs[d]);
+		ck_assert_int_eq(glob(pattern, 0, NULL, &g), 0);
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			struct workload *wl;
+			struct wl_error werr;
+			enum wl_detector own;
+
+			if (wl_parse_file(g.gl_pathv[i], &wl, &werr) != 0)
+				ck_abort_msg("%s", werr.text);
+			if (wl->stop == WL_STOP_TIME && wl->stop_time_ns > 2000000000u)
+				wl->stop_time_ns = 2000000000u;
+			own = wl->detector;
+			assert_checksums_agree(wl, own, g.gl_pathv[i]);
+			for (int det = 0; det < WL_DETECTOR_COUNT; det++)
+				if (det != (int)own)
+					assert_checksums_agree(wl, (enum wl_detector)det, g.gl_pathv[i]);
+			wl_free(wl);
+			runs++;
+		}
+		globfree(&g);
+	}
+	ck_assert_uint_ge(runs, 40);
+}
+END_TEST
+
 static Suite *sim_state_suite(void)
 {
 	Suite *s = suite_create("sim_state");
@@ -436,6 +524,10 @@ static Suite *sim_state_suite(void)
 	tcase_add_test(tc, forked_and_exited_processes_come_and_go);
 	tcase_add_test(tc, time_limited_runs_end_with_a_row);
 	tcase_add_test(tc, every_shipped_workload_runs);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("checksums");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, both_checksums_give_every_row_alike);
 	suite_add_tcase(s, tc);
 	return s;
 }
