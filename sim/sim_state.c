@@ -271,6 +271,8 @@ void sim_frame_put(struct sim *s, uint32_t id)
 	if (--f->mapcount)
 		return;
 	/* freed: a KSM page's stable node now fails the keyhole check */
+	if (f->flags & FRAME_KSM)
+		sim_ksm_page_freed(s, id);
 	sim_content_unref(&s->content, f->content);
 	memset(f, 0, sizeof(*f));
 	f->stable_node = s->frame_free;

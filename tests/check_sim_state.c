@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sim_driver.h"
+#include "sim_internal.h"
 #include "rng.h"
 
 static struct sim *build(void)
@@ -117,6 +118,81 @@ END_TEST
 
 /* A long random walk over enabled steps: a clone taking the same step stays
  * equal, and no counter ever goes negative. */
+/*
+ * A chain's index of its dups (sim_internal.h: room_dups, stale_dups) is what
+ * a walk of its dups counts, after every step of a random walk that merges
+ * into chains of 3, COWs, unmerges, unmaps, forks and exits. Returns how many
+ * chains had stale dups, so the walk is seen to reach that case.
+ */
+static unsigned assert_chain_index_exact(const struct sim *s)
+{
+	unsigned with_stale = 0;
+
+	for (uint32_t c = 1; c < s->nsnodes; c++) {
+		const struct sim_snode *chain = &s->snode[c];
+		uint32_t room = 0, stale = 0;
+
+		if (chain->kind != SNODE_CHAIN)
+			continue;
+		for (uint32_t d = chain->first; d; d = s->snode[d].dup_next) {
+			const struct sim_snode *dup = &s->snode[d];
+			const struct sim_frame *f = &s->frame[dup->kpfn];
+
+			room += dup->hlist_len > 0 &&
+				(uint64_t)dup->hlist_len < s->knobs.value[WL_KNOB_MAX_PAGE_SHARING];
+			stale += !(f->mapcount && (f->flags & FRAME_KSM) && f->stable_node == d);
+		}
+		ck_assert_uint_eq(chain->room_dups, room);
+		ck_assert_uint_eq(chain->stale_dups, stale);
+		with_stale += stale > 0;
+	}
+	return with_stale;
+}
+
+START_TEST(chain_index_counts_what_a_walk_finds)
+{
+	static const uint64_t values[] = { 1, 2 };
+	struct sim_alphabet alpha = { .values = values, .nvalues = 2, .offset = 0,
+				      .writes = true, .unmerge = true, .unmap = true,
+				      .fork = true, .exit = true };
+	struct sim_config cfg;
+	struct wl_rng rng = wl_rng_stream(15, 0);
+	static struct sim_step steps[4096];
+	unsigned stale_seen = 0;
+	char err[128];
+	struct sim *s;
+	int mm, area;
+
+	sim_config_default(&cfg);
+	s = sim_new(&cfg, err, sizeof(err));
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_MAX_PAGE_SHARING, 3), 0);
+	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_SMART_SCAN, 0), 0);
+	mm = sim_process_new(s);
+	area = sim_mmap(s, mm, 24, -1, false, 0);
+	for (uint64_t p = 0; p < 24; p++)
+		sim_fill(s, area, p, 1);
+	sim_madvise(s, area, 0, 24, true);
+	sim_run_store(s, 1);
+	for (int i = 0; i < 20000; i++) {
+		size_t n = sim_enabled_steps(s, &alpha, steps, 4096);
+		struct sim_step st;
+
+		if (n == 0)
+			break; /* every process exited */
+		st = steps[0].kind == SIM_STEP_KSMD && wl_rng_below(&rng, 4)
+			     ? steps[0] : steps[wl_rng_below(&rng, n)];
+		if ((st.kind == SIM_STEP_FORK && sim_nprocesses(s) > 4) ||
+		    (st.kind == SIM_STEP_EXIT && sim_nprocesses(s) < 3))
+			continue;
+		sim_apply(s, &st);
+		stale_seen += assert_chain_index_exact(s) > 0;
+	}
+	ck_assert_uint_gt(stale_seen, 0);
+	sim_free(s);
+}
+END_TEST
+
 START_TEST(random_walk_stays_sane_and_deterministic)
 {
 	static const uint64_t values[] = { 0, 1, 2 };
@@ -512,6 +588,7 @@ static Suite *sim_state_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, enabled_steps_follow_the_state);
 	tcase_add_test(tc, random_walk_stays_sane_and_deterministic);
+	tcase_add_test(tc, chain_index_counts_what_a_walk_finds);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("driver");
 	tcase_set_timeout(tc, 60);
