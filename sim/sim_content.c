@@ -518,9 +518,16 @@ uint32_t sim_content_checksum(struct sim_content_store *cs, uint64_t token)
 	return content_checksum(page);
 }
 
+/*
+ * A plain token is its bytes' identity already (uniform bytes are always
+ * plain, and a patched content never is): its value is mixed, without the
+ * eight lane codes of its byte hash.
+ */
 static uint32_t identity_checksum(struct sim_content_store *cs, uint64_t token)
 {
-	return (uint32_t)mix64(sim_content_bytes_hash(cs, token));
+	if (!sim_content_is_patched(token))
+		return (uint32_t)mix64(token ^ UINT64_C(0x2545f4914f6cdd1d));
+	return (uint32_t)mix64(entry_of(cs, token)->bytes_hash);
 }
 
 uint32_t sim_content_checksum_as(struct sim_content_store *cs, uint64_t token,

@@ -143,8 +143,9 @@ uint32_t sim_content_checksum(struct sim_content_store *cs, uint64_t token);
 /*
  * The checksum of the content as @kind computes it (computed: callers cache
  * it). WL_CHECKSUM_XXH64 is sim_content_checksum(). WL_CHECKSUM_CONTENT is
- * 32 bits of a bijective mix of the content's byte hash
- * (sim_content_bytes_hash): equal bytes give equal checksums, always; two
+ * 32 bits of a bijective mix of a plain token's value or a patched content's
+ * byte hash (sim_content_bytes_hash), both canonical names of the bytes:
+ * equal bytes give equal checksums, always; two
  * distinct contents collide with a chance of about 2^-32, the same as the
  * kernel's 32 bits of xxh64 (the byte hash itself collides far less often).
  */
