@@ -25,8 +25,8 @@
  * The kernel's figures are inputs, never constants: --kernel MIX=FILE reads
  * a trace that `ksmkit run --csv` wrote for --print-workload MIX SIZE (the
  * first size), and the kernel's s/scan of a phase is the median over its
- * scans of ksmd's CPU time per scan (ksmd_cpu_ns; with sleep 0 it is busy
- * the whole scan). The ratio printed is kernel s/scan over simulator s/scan,
+ * rows of ksmd's CPU time per scan (ksmd_cpu_ns; with sleep 0 it is busy
+ * the whole scan; kernel_figures() says which rows). The ratio printed is kernel s/scan over simulator s/scan,
  * both at the first size. make bench-sim does all of it (the kernel side as
  * root, skipped with the reason otherwise). Timings here are noisy: compare
  * figures of one run, side by side, never across runs.
@@ -245,15 +245,20 @@ static struct result measure(const struct mix *m, uint64_t pages, int runs)
 	return res;
 }
 
-/* The kernel's median s/scan of each phase of @m from trace @path; 0 if none. */
-static int kernel_figures(const struct mix *m, const char *path, double out[2])
+/*
+ * The kernel's s/scan of each phase of @m from trace @path: over each pair of
+ * consecutive scan rows inside the phase (the scan before its first to its
+ * last, or beyond when the runner's poll saw two scans end at once), ksmd's
+ * CPU time per scan; the median of those. *@invalid counts the rows a
+ * workload step overlapped (the kernel kept scanning while the runner wrote).
+ */
+static int kernel_figures(const struct mix *m, const char *path, double out[2], int *invalid)
 {
 	FILE *in = fopen(path, "r");
-	double at[SCANS + 1] = { 0 };
-	bool seen[SCANS + 1] = { false };
 	struct trace *t = NULL;
 	char err[256];
 
+	*invalid = 0;
 	if (!in) {
 		fprintf(stderr, "sim-throughput: %s: %s\n", path, strerror(errno));
 		return -1;
@@ -264,22 +269,34 @@ static int kernel_figures(const struct mix *m, const char *path, double out[2])
 		return -1;
 	}
 	fclose(in);
-	for (size_t i = 0; i < t->nrows; i++) {
-		const struct trace_row *row = &t->row[i];
+	for (int i = 0; i < 2 && m->phase[i].name; i++) {
+		const struct phase *p = &m->phase[i];
+		const struct trace_row *prev = NULL;
+		double d[64];
+		size_t n = 0;
 
-		if (row->kind == TRACE_ROW_SCAN && row->scan <= SCANS) {
-			at[row->scan] = (double)row->ksmd_cpu_ns / 1e9;
-			seen[row->scan] = true;
+		for (size_t r = 0; r < t->nrows && n < 64; r++) {
+			const struct trace_row *row = &t->row[r];
+
+			if (row->kind != TRACE_ROW_SCAN)
+				continue;
+			if (prev && prev->scan + 1 >= p->first && prev->scan < p->last &&
+			    row->scan > prev->scan) {
+				d[n++] = (double)(row->ksmd_cpu_ns - prev->ksmd_cpu_ns) / 1e9 /
+					 (double)(row->scan - prev->scan);
+				*invalid += !row->valid;
+			}
+			prev = row;
 		}
-	}
-	trace_free(t);
-	for (unsigned k = 0; k <= SCANS; k++)
-		if (!seen[k]) {
-			fprintf(stderr, "sim-throughput: %s: no row for scan %u\n", path, k);
+		if (!n) {
+			fprintf(stderr, "sim-throughput: %s: no rows for scans %u-%u\n", path,
+				p->first, p->last);
+			trace_free(t);
 			return -1;
 		}
-	for (int i = 0; i < 2 && m->phase[i].name; i++)
-		out[i] = phase_median(&m->phase[i], at);
+		out[i] = median(d, n);
+	}
+	trace_free(t);
 	return 0;
 }
 
@@ -418,6 +435,7 @@ int main(int argc, char **argv)
 	       "and the simulator's speed-up over it\n", size[0].text);
 	for (size_t m = 0; m < NMIXES; m++) {
 		double k[2] = { 0, 0 };
+		int invalid;
 
 		if (!want[m])
 			continue;
@@ -426,13 +444,16 @@ int main(int argc, char **argv)
 			       mixes[m].name);
 			continue;
 		}
-		if (kernel_figures(&mixes[m], kernel_trace[m], k) != 0)
+		if (kernel_figures(&mixes[m], kernel_trace[m], k, &invalid) != 0)
 			return 1;
 		for (int i = 0; i < 2 && mixes[m].phase[i].name; i++)
 			printf("%-11s %-6s kernel %.4f s/scan  sim %.4f s/scan  %.1fx\n",
 			       mixes[m].name, mixes[m].phase[i].name, k[i], res[m][0].phase_s[i],
 			       res[m][0].ok && res[m][0].phase_s[i] > 0 ? k[i] / res[m][0].phase_s[i]
 									 : 0);
+		if (invalid)
+			printf("%-11s (%d of the kernel's rows overlapped a workload step)\n",
+			       mixes[m].name, invalid);
 	}
 	return 0;
 }

@@ -14,7 +14,8 @@
 #include "sim_internal.h"
 #include "rng.h"
 
-static struct sim *build(void)
+/* One process with @npages pages (area 0), page p holding value p % @groups. */
+static struct sim *machine(uint64_t npages, uint64_t groups)
 {
 	struct sim_config cfg;
 	char err[128];
@@ -25,11 +26,18 @@ static struct sim *build(void)
 	s = sim_new(&cfg, err, sizeof(err));
 	ck_assert_ptr_nonnull(s);
 	mm = sim_process_new(s);
-	area = sim_mmap(s, mm, 40, -1, false, 0);
-	for (uint64_t p = 0; p < 40; p++)
-		sim_fill(s, area, p, p % 3);
-	sim_write(s, area, 7, 100, 5);
-	sim_madvise(s, area, 0, 40, true);
+	area = sim_mmap(s, mm, npages, -1, false, 0);
+	for (uint64_t p = 0; p < npages; p++)
+		sim_fill(s, area, p, p % groups);
+	return s;
+}
+
+static struct sim *build(void)
+{
+	struct sim *s = machine(40, 3);
+
+	sim_write(s, 0, 7, 100, 5);
+	sim_madvise(s, 0, 0, 40, true);
 	sim_run_store(s, 1);
 	return s;
 }
@@ -155,24 +163,14 @@ START_TEST(chain_index_counts_what_a_walk_finds)
 	struct sim_alphabet alpha = { .values = values, .nvalues = 2, .offset = 0,
 				      .writes = true, .unmerge = true, .unmap = true,
 				      .fork = true, .exit = true };
-	struct sim_config cfg;
 	struct wl_rng rng = wl_rng_stream(15, 0);
 	static struct sim_step steps[4096];
 	unsigned stale_seen = 0;
-	char err[128];
-	struct sim *s;
-	int mm, area;
+	struct sim *s = machine(24, 1); /* 24 equal pages */
 
-	sim_config_default(&cfg);
-	s = sim_new(&cfg, err, sizeof(err));
-	ck_assert_ptr_nonnull(s);
 	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_MAX_PAGE_SHARING, 3), 0);
 	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_SMART_SCAN, 0), 0);
-	mm = sim_process_new(s);
-	area = sim_mmap(s, mm, 24, -1, false, 0);
-	for (uint64_t p = 0; p < 24; p++)
-		sim_fill(s, area, p, 1);
-	sim_madvise(s, area, 0, 24, true);
+	sim_madvise(s, 0, 0, 24, true);
 	sim_run_store(s, 1);
 	for (int i = 0; i < 20000; i++) {
 		size_t n = sim_enabled_steps(s, &alpha, steps, 4096);
