@@ -99,6 +99,10 @@ struct sim_config {
 	enum wl_kernel kernel;
 	enum wl_detector detector;
 	enum sim_thp_dirty thp_dirty;
+	/* how a page's checksum is computed (WL_CHECKSUMS, wl_policy.h): a hash
+	 * of the content's identity (the default, O(1)), or the kernel's xxh64
+	 * over the 4096 bytes; only their equality is observable */
+	enum wl_checksum checksum;
 	unsigned nr_nodes;      /* NUMA nodes, >= 1 */
 	struct sim_costs costs;
 	unsigned mutant;        /* a seeded bug, enum sim_mutant (sim_mutant.h); 0 = none */

@@ -516,7 +516,7 @@ static uint64_t content_bytes(const struct plan *pl, uint64_t contents)
 	while (mul(4, add(contents, 1)) > mul(3, buckets))
 		buckets = mul(buckets, 2);
 	/* the new table beside the old while rehashing, and old tables in the heap */
-	bytes = add(entries, mul(buckets, 2 * sizeof(uint32_t)));
+	bytes = add(entries, mul(buckets, 2 * sizeof(struct sim_bucket)));
 	if (pl->span_bytes > SIM_PATCH_WINDOW)
 		bytes = add(bytes, mul(contents, chunk(pl->span_bytes *
 						      sizeof(struct sim_patch_byte))));
@@ -571,7 +571,7 @@ static uint64_t other_bytes(const struct plan *pl, uint64_t areas)
 
 	bytes = add(bytes, doubling_pool(32, add(wl->nprocs, 1), sizeof(struct sim_mm)));
 	bytes = add(bytes, doubling_pool(32, add(areas, 1), sizeof(struct sim_area)));
-	bytes = add(bytes, 64 * sizeof(uint32_t) + 16 * sizeof(struct sim_patched));
+	bytes = add(bytes, 64 * sizeof(struct sim_bucket) + 16 * sizeof(struct sim_patched));
 	return add(bytes, mul(add(add(wl->nprocs, wl->nwriters), wl->nevents),
 			      SIM_DRIVER_ITEM_BYTES));
 }

@@ -14,7 +14,9 @@
  * comparison to settle collisions. The checksum of a plain page is computed
  * by running xxh64's lanes over the repeated word directly (equal to libxxhash
  * on the real bytes; tested), four pages at once in AVX-512 registers when the
- * CPU has them; a patched page's is computed on its real bytes.
+ * CPU has them; a patched page's is computed on its real bytes. That is the
+ * xxh64 checksum; the default one is a mix of the byte hash, which equal
+ * bytes share whatever their tokens, so a visit never reads 4 KiB.
  * Neither is cached here: frames cache their checksum.
  */
 #include "sim_content.h"
@@ -291,11 +293,11 @@ static void unlink_from_bucket(struct sim_content_store *cs, uint32_t id)
 {
 	uint32_t mask = cs->nbuckets - 1, hole = (uint32_t)cs->entry[id].bytes_hash & mask;
 
-	while (cs->bucket[hole] != id)
+	while (cs->bucket[hole].id != id)
 		hole = (hole + 1) & mask;
 	/* move later members of the run back into the hole when their home allows */
-	for (uint32_t next = (hole + 1) & mask; cs->bucket[next]; next = (next + 1) & mask) {
-		uint32_t home = (uint32_t)cs->entry[cs->bucket[next]].bytes_hash & mask;
+	for (uint32_t next = (hole + 1) & mask; cs->bucket[next].id; next = (next + 1) & mask) {
+		uint32_t home = cs->bucket[next].hash & mask;
 
 		/* stays put when its home lies cyclically in (hole, next] */
 		if (((next - home) & mask) < ((next - hole) & mask))
@@ -303,7 +305,7 @@ static void unlink_from_bucket(struct sim_content_store *cs, uint32_t id)
 		cs->bucket[hole] = cs->bucket[next];
 		hole = next;
 	}
-	cs->bucket[hole] = 0;
+	cs->bucket[hole] = (struct sim_bucket){ 0, 0 };
 }
 
 void sim_content_unref(struct sim_content_store *cs, uint64_t token)
@@ -499,6 +501,13 @@ void sim_content_materialize(const struct sim_content_store *cs, uint64_t token,
 	view_materialize(&v, page);
 }
 
+uint64_t sim_content_bytes_hash(const struct sim_content_store *cs, uint64_t token)
+{
+	if (!sim_content_is_patched(token))
+		return plain_bytes_hash(cs, token);
+	return entry_of(cs, token)->bytes_hash;
+}
+
 uint32_t sim_content_checksum(struct sim_content_store *cs, uint64_t token)
 {
 	uint64_t page[CONTENT_PAGE_SIZE / sizeof(uint64_t)];
@@ -509,11 +518,28 @@ uint32_t sim_content_checksum(struct sim_content_store *cs, uint64_t token)
 	return content_checksum(page);
 }
 
-uint64_t sim_content_bytes_hash(const struct sim_content_store *cs, uint64_t token)
+/*
+ * A plain token is its bytes' identity already (uniform bytes are always
+ * plain, and a patched content never is): its value is mixed, without the
+ * eight lane codes of its byte hash.
+ */
+static uint32_t identity_checksum(struct sim_content_store *cs, uint64_t token)
 {
 	if (!sim_content_is_patched(token))
-		return plain_bytes_hash(cs, token);
-	return entry_of(cs, token)->bytes_hash;
+		return (uint32_t)mix64(token ^ UINT64_C(0x2545f4914f6cdd1d));
+	return (uint32_t)mix64(entry_of(cs, token)->bytes_hash);
+}
+
+uint32_t sim_content_checksum_as(struct sim_content_store *cs, uint64_t token,
+				 enum wl_checksum kind)
+{
+	static uint32_t (*const checksum_of[WL_CHECKSUM_COUNT])(struct sim_content_store *,
+								uint64_t) = {
+		[WL_CHECKSUM_CONTENT] = identity_checksum,
+		[WL_CHECKSUM_XXH64] = sim_content_checksum,
+	};
+
+	return checksum_of[kind](cs, token);
 }
 
 /* --- writes and interning ------------------------------------------------ */
@@ -531,19 +557,19 @@ static bool page_is_uniform(const void *page, uint64_t *word)
 }
 
 /* Put @id in the first empty slot of its probe sequence. */
-static void table_insert(uint32_t *bucket, uint32_t nbuckets, uint32_t id, uint64_t h)
+static void table_insert(struct sim_bucket *bucket, uint32_t nbuckets, uint32_t id, uint64_t h)
 {
 	uint32_t mask = nbuckets - 1, i = (uint32_t)h & mask;
 
-	while (bucket[i])
+	while (bucket[i].id)
 		i = (i + 1) & mask;
-	bucket[i] = id;
+	bucket[i] = (struct sim_bucket){ id, (uint32_t)h };
 }
 
 static int grow_buckets(struct sim_content_store *cs)
 {
 	uint32_t n = cs->nbuckets * 2;
-	uint32_t *b = calloc(n, sizeof(*b));
+	struct sim_bucket *b = calloc(n, sizeof(*b));
 
 	if (!b)
 		return -1;
@@ -595,11 +621,14 @@ static uint32_t find_equal(const struct sim_content_store *cs, const struct view
 	uint32_t mask = cs->nbuckets - 1;
 	bool materialized = false;
 
-	for (uint32_t i = (uint32_t)h & mask, id; (id = cs->bucket[i]) != 0; i = (i + 1) & mask) {
-		const struct sim_patched *e = &cs->entry[id];
+	for (uint32_t i = (uint32_t)h & mask, id; (id = cs->bucket[i].id) != 0; i = (i + 1) & mask) {
 		struct sim_patch_byte buf[SIM_PATCH_WINDOW];
+		const struct sim_patched *e;
 		struct view ev;
 
+		if (cs->bucket[i].hash != (uint32_t)h)
+			continue;
+		e = &cs->entry[id];
 		if (e->bytes_hash != h)
 			continue;
 		ev = entry_view(e, buf);

@@ -21,7 +21,8 @@
  * fit an 8-byte window kept inside the entry; only contents whose differing
  * bytes span more than 8 bytes spill into an allocated array. The checksum is
  * not stored (frames cache it), and the intern table is open-addressed, so
- * entries carry no chain links: 4 to 8 bytes of table per content.
+ * entries carry no chain links: 8 to 16 bytes of table per content (an id
+ * and the hash's low bits, so that a probe never reads an entry).
  */
 #ifndef KSMKIT_SIM_CONTENT_H
 #define KSMKIT_SIM_CONTENT_H
@@ -29,6 +30,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "wl_policy.h"
 
 #define SIM_TOKEN_PATCHED (UINT64_C(3) << 62)
 
@@ -56,11 +59,21 @@ struct sim_patched {
 	uint16_t start;             /* inline: the window's offset; or SIM_PATCH_SPILLED */
 };
 
+/*
+ * A slot of the intern table: the entry and the low 32 bits of its bytes'
+ * hash, so that probing and deleting read the table alone, not the entries
+ * (each entry read is a cache miss on a large host).
+ */
+struct sim_bucket {
+	uint32_t id;                /* entry id, 0 = empty */
+	uint32_t hash;              /* (uint32_t)entry[id].bytes_hash */
+};
+
 struct sim_content_store {
 	struct sim_patched *entry;  /* [1, nentries): entry 0 unused */
 	uint32_t nentries, cap;
 	uint32_t free_head;         /* free entry list through base */
-	uint32_t *bucket;           /* intern table: entry ids, linear probing, 0 = empty */
+	struct sim_bucket *bucket;  /* intern table: linear probing */
 	uint32_t nbuckets;          /* power of two, at most 3/4 full */
 	uint32_t live;
 	uint64_t lane_weight[8];    /* byte-hash weight of each lane of a word */
@@ -123,8 +136,21 @@ void sim_plain_checksums(uint64_t a, uint64_t b, uint32_t *ca, uint32_t *cb);
 #define SIM_CHECKSUM_BATCH 4u
 void sim_plain_checksums_batch(const uint64_t *word, unsigned n, uint32_t *sum);
 
-/* The kernel's checksum of the content (computed: callers cache it). */
+/* The kernel's checksum of the content: the low 32 bits of xxh64 over its
+ * 4096 bytes (a patched page is materialized for it). */
 uint32_t sim_content_checksum(struct sim_content_store *cs, uint64_t token);
+
+/*
+ * The checksum of the content as @kind computes it (computed: callers cache
+ * it). WL_CHECKSUM_XXH64 is sim_content_checksum(). WL_CHECKSUM_CONTENT is
+ * 32 bits of a bijective mix of a plain token's value or a patched content's
+ * byte hash (sim_content_bytes_hash), both canonical names of the bytes:
+ * equal bytes give equal checksums, always; two
+ * distinct contents collide with a chance of about 2^-32, the same as the
+ * kernel's 32 bits of xxh64 (the byte hash itself collides far less often).
+ */
+uint32_t sim_content_checksum_as(struct sim_content_store *cs, uint64_t token,
+				 enum wl_checksum kind);
 
 /* Byte @offset of the content. */
 uint8_t sim_content_byte(const struct sim_content_store *cs, uint64_t token, uint32_t offset);

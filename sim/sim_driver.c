@@ -739,6 +739,7 @@ int sim_run_workload(const struct workload *wl, const struct sim_run_options *op
 	cfg.kernel = r.kernel = opt && opt->override_kernel ? opt->kernel : wl->kernel;
 	cfg.detector = wl->detector;
 	cfg.thp_dirty = (enum sim_thp_dirty)wl->thp_dirty;
+	cfg.checksum = wl->checksum;
 	cfg.nr_nodes = opt && opt->nr_nodes ? opt->nr_nodes : nodes_needed(wl);
 	if (opt && opt->costs)
 		cfg.costs = *opt->costs;

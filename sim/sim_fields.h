@@ -15,7 +15,8 @@
  *   OBSERVED  only reports what happened (work done, clocks, full scans): in
  *             the image (machines that report differently are not equal),
  *             never in the fingerprint;
- *   CACHE     recomputed from the state when missing: in neither.
+ *   CACHE     recomputed from the state when missing, or derived from it
+ *             and kept exact (a chain's index of its dups): in neither.
  * Folds (the fingerprint's; the image keeps every value as it is):
  *   KEEP      the value;
  *   AGE       smart_scan ages from SIM_AGE_FOLD up as one: should_skip()
@@ -57,6 +58,7 @@ static inline uint64_t sim_frame_content_id(const struct sim *s, const struct si
 	F(kernel, s->cfg.kernel, 1, STATE, KEEP)                                        \
 	F(detector, s->cfg.detector, 1, STATE, KEEP)                                    \
 	F(thp_dirty, s->cfg.thp_dirty, 1, STATE, KEEP)                                  \
+	F(checksum_kind, s->cfg.checksum, 1, STATE, KEEP)                               \
 	F(nr_nodes, s->cfg.nr_nodes, 1, STATE, KEEP)                                    \
 	F(mutant, s->cfg.mutant, 1, STATE, KEEP)                                        \
 	F(knob, s->knobs.value[i], WL_KNOB_COUNT, STATE, KEEP)                          \
@@ -181,7 +183,9 @@ _Static_assert(sizeof(struct sim_work) % 8 == 0, "struct sim_work is made of uin
 	F(hlist_len, r->hlist_len, SIM_SNODE_HAS_PAGE, STATE, KEEP)                     \
 	F(chain, r->chain, r->kind == SNODE_DUP, STATE, KEEP)                           \
 	F(dup_next, r->dup_next, r->kind == SNODE_DUP, STATE, KEEP)                     \
-	F(dup_prev, r->dup_prev, r->kind == SNODE_DUP, STATE, KEEP)
+	F(dup_prev, r->dup_prev, r->kind == SNODE_DUP, STATE, KEEP)                     \
+	F(room_dups, r->room_dups, r->kind == SNODE_CHAIN, CACHE, KEEP)                 \
+	F(stale_dups, r->stale_dups, r->kind == SNODE_CHAIN, CACHE, KEEP)
 
 /* R(type, pool, first id, ids in use, fields): the records, in walking order. */
 #define SIM_RECORDS(R)                                                                  \

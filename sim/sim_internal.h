@@ -152,8 +152,23 @@ struct sim_snode {
 	uint32_t kpfn;       /* PLAIN, DUP: its frame */
 	int32_t hlist_len;   /* PLAIN, DUP: rmap_hlist_len */
 	uint32_t first;      /* PLAIN, DUP: first rmap (page slot); CHAIN: first dup */
-	uint32_t chain;      /* DUP: its chain */
-	uint32_t dup_next, dup_prev; /* DUP: the chain's dup list (prev 0 at the head) */
+	union {
+		struct {
+			uint32_t chain;      /* DUP: its chain */
+			uint32_t dup_next, dup_prev; /* DUP: the chain's dup list (prev 0 at the head) */
+		};
+		/*
+		 * CHAIN: an index of its dups, kept exact as they change, so that
+		 * stable_node_dup's choice needs no walk when nothing is stale
+		 * (sim_merge.c, choose_dup): how many of its dups have room
+		 * (0 < hlist_len < max_page_sharing, stale or not) and how many are
+		 * stale (their frame was freed; the kernel finds them by walking).
+		 */
+		struct {
+			uint32_t room_dups;
+			uint32_t stale_dups;
+		};
+	};
 	uint64_t prune_time; /* CHAIN: jiffies of the last prune */
 };
 
@@ -331,6 +346,8 @@ void sim_cmp_and_merge_page(struct sim *s, uint32_t slot);
 void sim_remove_rmap_item_from_tree(struct sim *s, uint32_t slot);
 /* Is the frame of this stable node still its KSM page? If not, drop the node. */
 bool sim_snode_alive(struct sim *s, uint32_t node);
+/* sim_frame_put: @frame, a KSM page, is being freed (its stable node goes stale). */
+void sim_ksm_page_freed(struct sim *s, uint32_t frame);
 /* run = 2 and knob stores: free every stable node whose page is unmapped. */
 int sim_remove_all_stable_nodes(struct sim *s);
 

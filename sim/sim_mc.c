@@ -67,7 +67,7 @@ static int own_patch(struct sim_patched *e, struct sim_patch_byte *old,
  * reusing its memory.
  */
 static int content_into(struct sim_content_store *dst, const struct sim_content_store *hdr,
-			const struct sim_patched *entries, const uint32_t *buckets,
+			const struct sim_patched *entries, const struct sim_bucket *buckets,
 			const struct sim_patch_byte *stream)
 {
 	struct sim_content_store keep = *dst;

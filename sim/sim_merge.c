@@ -64,6 +64,52 @@ static int compare_pages(struct sim *s, uint32_t fa, uint32_t fb)
 	return compare_contents(s, s->frame[fa].content, s->frame[fb].content);
 }
 
+/* --- a chain's index of its dups ----------------------------------------------- */
+
+/* is_page_sharing_candidate with @offset more mappings. */
+static bool sharing_candidate(const struct sim *s, uint32_t node, int offset)
+{
+	int32_t len = s->snode[node].hlist_len;
+
+	if (s->cfg.mutant == SIM_MUTANT_DUP_OVER_LIMIT) /* mutant: <= where < belongs */
+		return len && (uint64_t)(len + offset) <= s->knobs.value[WL_KNOB_MAX_PAGE_SHARING];
+	return len && (uint64_t)(len + offset) < s->knobs.value[WL_KNOB_MAX_PAGE_SHARING];
+}
+
+/* Does the dup count in its chain's room_dups? (Stale or not.) */
+static bool has_room(const struct sim *s, uint32_t dup)
+{
+	return sharing_candidate(s, dup, 0);
+}
+
+/* The keyhole check without its consequence: is the node's frame its KSM page? */
+static bool page_is_nodes(const struct sim *s, uint32_t node)
+{
+	const struct sim_frame *f = &s->frame[s->snode[node].kpfn];
+
+	return f->mapcount && (f->flags & FRAME_KSM) && f->stable_node == node;
+}
+
+/* rmap_hlist_len changes by @delta; a dup's chain counts its room. */
+static void add_hlist_len(struct sim *s, uint32_t node, int delta)
+{
+	struct sim_snode *n = &s->snode[node];
+	bool before = n->kind == SNODE_DUP && has_room(s, node);
+
+	n->hlist_len += delta;
+	if (n->kind == SNODE_DUP && has_room(s, node) != before)
+		s->snode[n->chain].room_dups += before ? (uint32_t)-1 : 1u;
+}
+
+void sim_ksm_page_freed(struct sim *s, uint32_t frame)
+{
+	uint32_t node = s->frame[frame].stable_node;
+
+	/* its mapcount is already 0: it was the node's page until now */
+	if (node && s->snode[node].kind == SNODE_DUP && s->snode[node].kpfn == frame)
+		s->snode[s->snode[node].chain].stale_dups++;
+}
+
 /* --- stable node hlists ------------------------------------------------------- */
 
 static void hlist_add_head(struct sim *s, uint32_t node, uint32_t slot)
@@ -103,6 +149,7 @@ static void dup_add_head(struct sim *s, uint32_t chain, uint32_t dup)
 	if (c->first)
 		s->snode[c->first].dup_prev = dup;
 	c->first = dup;
+	c->room_dups += has_room(s, dup);
 	s->count.stable_node_dups++;
 }
 
@@ -116,6 +163,8 @@ static void dup_unlink(struct sim *s, uint32_t dup)
 		s->snode[d->chain].first = d->dup_next;
 	if (d->dup_next)
 		s->snode[d->dup_next].dup_prev = d->dup_prev;
+	s->snode[d->chain].room_dups -= has_room(s, dup);
+	s->snode[d->chain].stale_dups -= !page_is_nodes(s, dup);
 }
 
 /* --- stale nodes ------------------------------------------------------------ */
@@ -152,7 +201,7 @@ static void remove_node_from_stable_tree(struct sim *s, uint32_t node)
 		else
 			s->count.pages_shared--;
 		s->mm[mm_of_slot(s, slot)].merging_pages--;
-		s->snode[node].hlist_len--;
+		add_hlist_len(s, node, -1);
 		r->rflags &= (uint8_t)~(RMAP_STABLE | RMAP_UNSTABLE);
 		slot = next;
 	}
@@ -163,11 +212,9 @@ static void remove_node_from_stable_tree(struct sim *s, uint32_t node)
 /* ksm_get_folio's keyhole check: is the node's frame still its KSM page? */
 bool sim_snode_alive(struct sim *s, uint32_t node)
 {
-	const struct sim_frame *f = &s->frame[s->snode[node].kpfn];
-
 	if (s->cfg.mutant == SIM_MUTANT_NO_KEYHOLE) /* mutant: the node is trusted as it is */
 		return true;
-	if (f->mapcount && (f->flags & FRAME_KSM) && f->stable_node == node)
+	if (page_is_nodes(s, node))
 		return true;
 	remove_node_from_stable_tree(s, node);
 	return false;
@@ -190,7 +237,7 @@ void sim_remove_rmap_item_from_tree(struct sim *s, uint32_t slot)
 		else
 			s->count.pages_shared--;
 		s->mm[mm_of_slot(s, slot)].merging_pages--;
-		s->snode[node].hlist_len--;
+		add_hlist_len(s, node, -1);
 		r->rflags &= (uint8_t)~RMAP_STABLE;
 	} else if (r->rflags & RMAP_UNSTABLE) {
 		uint8_t age = (uint8_t)(s->scan.seqnr - r->seqnr);
@@ -208,15 +255,6 @@ void sim_remove_rmap_item_from_tree(struct sim *s, uint32_t slot)
 }
 
 /* --- chains ----------------------------------------------------------------------- */
-
-static bool sharing_candidate(const struct sim *s, uint32_t node, int offset)
-{
-	int32_t len = s->snode[node].hlist_len;
-
-	if (s->cfg.mutant == SIM_MUTANT_DUP_OVER_LIMIT) /* mutant: <= where < belongs */
-		return len && (uint64_t)(len + offset) <= s->knobs.value[WL_KNOB_MAX_PAGE_SHARING];
-	return len && (uint64_t)(len + offset) < s->knobs.value[WL_KNOB_MAX_PAGE_SHARING];
-}
 
 /* Make the chain's only dup a plain node in the chain's place. */
 static void collapse_chain(struct sim *s, uint32_t chain, uint32_t dup)
@@ -242,6 +280,21 @@ static void free_chain(struct sim *s, uint32_t chain)
 }
 
 /*
+ * Without a prune, stable_node_dup's walk takes the first live dup with room,
+ * or the first live dup when none has room. When no dup is stale, that is
+ * the head if it has room or if no dup has any: known without the walk, which
+ * at a chain of N dups would otherwise cost N for each page merged into it
+ * once the head is full. (Under a mutant the walk is always taken: mutants
+ * change what "alive" and "room" mean.)
+ */
+static bool choice_is_known(const struct sim *s, const struct sim_snode *chain)
+{
+	if (s->cfg.mutant || chain->stale_dups)
+		return false;
+	return chain->room_dups == 0 || has_room(s, chain->first);
+}
+
+/*
  * stable_node_dup: choose the dup of a chain to compare and merge with,
  * dropping stale dups met on the way. Returns the dup (0 when none lives,
  * after freeing the chain); *node becomes the dup if the chain collapsed.
@@ -259,6 +312,10 @@ static uint32_t choose_dup(struct sim *s, uint32_t *node, bool prune)
 		prune = false;
 	else if (prune)
 		chain->prune_time = now;
+	if (!prune && choice_is_known(s, chain)) {
+		found = chain->first;
+		goto chosen;
+	}
 	for (dup = chain->first; dup; dup = next) {
 		next = s->snode[dup].dup_next;
 		if (!sim_snode_alive(s, dup))
@@ -272,6 +329,7 @@ static uint32_t choose_dup(struct sim *s, uint32_t *node, bool prune)
 				break;
 		}
 	}
+chosen:
 	chain = &s->snode[*node];
 	if (!found) {
 		free_chain(s, *node);
@@ -407,7 +465,7 @@ static void stable_tree_append(struct sim *s, uint32_t slot, uint32_t node)
 {
 	struct sim_page *r = &s->page[slot];
 
-	s->snode[node].hlist_len++;
+	add_hlist_len(s, node, 1);
 	r->rflags |= RMAP_STABLE;
 	hlist_add_head(s, node, slot);
 	if (r->st.next)

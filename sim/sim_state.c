@@ -115,6 +115,10 @@ static int check_config(const struct sim_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "unknown detector");
 		return -1;
 	}
+	if ((unsigned)cfg->checksum >= WL_CHECKSUM_COUNT) {
+		snprintf(err, errlen, "unknown checksum");
+		return -1;
+	}
 	if ((unsigned)cfg->thp_dirty >= WL_THP_DIRTY_COUNT) {
 		snprintf(err, errlen, "unknown thp_dirty policy");
 		return -1;
@@ -129,7 +133,6 @@ static int check_config(const struct sim_config *cfg, char *err, size_t errlen)
 struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen)
 {
 	struct sim *s;
-	uint64_t zero[CONTENT_PAGE_SIZE / 8] = { 0 };
 
 	if (check_config(cfg, err, errlen) != 0)
 		return NULL;
@@ -146,7 +149,6 @@ struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen)
 	s->knobs.run = 0;
 	s->scan.mm = SIM_NO_SLOT;
 	s->slot_first = s->slot_last = SIM_NO_SLOT;
-	s->zero_checksum = content_checksum(zero);
 	/* id 0 of every pool means "none" */
 	if (sim_content_store_init(&s->content) != 0 ||
 	    grow_slots(s, 1, true) != 0 ||
@@ -154,6 +156,7 @@ struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen)
 	    grow((void **)&s->snode, &s->snodes_cap, 1, sizeof(*s->snode)) != 0)
 		goto oom;
 	s->nslots = s->nframes = s->nsnodes = 1;
+	s->zero_checksum = sim_content_checksum_as(&s->content, 0, cfg->checksum);
 	return s;
 oom:
 	sim_free(s);
@@ -268,6 +271,8 @@ void sim_frame_put(struct sim *s, uint32_t id)
 	if (--f->mapcount)
 		return;
 	/* freed: a KSM page's stable node now fails the keyhole check */
+	if (f->flags & FRAME_KSM)
+		sim_ksm_page_freed(s, id);
 	sim_content_unref(&s->content, f->content);
 	memset(f, 0, sizeof(*f));
 	f->stable_node = s->frame_free;
@@ -278,7 +283,7 @@ void sim_frame_put(struct sim *s, uint32_t id)
 
 /*
  * Fill the frame's checksum cache (sim_frame_checksum() asks when it is not
- * valid). A plain page's checksum is computed
+ * valid). With checksum = xxh64, a plain page's checksum is computed
  * together with those of the next pages' frames (usually scanned next) when
  * they are plain, not KSM and not cached yet, which divides the host time of
  * first visits; the kernel's cost is charged per visit anyway, by whichever
@@ -291,8 +296,8 @@ void sim_checksum_fill(struct sim *s, uint32_t slot, uint32_t frame)
 	uint32_t sum[SIM_CHECKSUM_BATCH];
 	unsigned n = 1;
 
-	if (sim_content_is_patched(f->content)) {
-		f->checksum = sim_content_checksum(&s->content, f->content);
+	if (s->cfg.checksum != WL_CHECKSUM_XXH64 || sim_content_is_patched(f->content)) {
+		f->checksum = sim_content_checksum_as(&s->content, f->content, s->cfg.checksum);
 		f->flags |= FRAME_CSUM_VALID;
 		return;
 	}

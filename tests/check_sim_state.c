@@ -6,13 +6,16 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_driver.h"
+#include "sim_internal.h"
 #include "rng.h"
 
-static struct sim *build(void)
+/* One process with @npages pages (area 0), page p holding value p % @groups. */
+static struct sim *machine(uint64_t npages, uint64_t groups)
 {
 	struct sim_config cfg;
 	char err[128];
@@ -23,11 +26,18 @@ static struct sim *build(void)
 	s = sim_new(&cfg, err, sizeof(err));
 	ck_assert_ptr_nonnull(s);
 	mm = sim_process_new(s);
-	area = sim_mmap(s, mm, 40, -1, false, 0);
-	for (uint64_t p = 0; p < 40; p++)
-		sim_fill(s, area, p, p % 3);
-	sim_write(s, area, 7, 100, 5);
-	sim_madvise(s, area, 0, 40, true);
+	area = sim_mmap(s, mm, npages, -1, false, 0);
+	for (uint64_t p = 0; p < npages; p++)
+		sim_fill(s, area, p, p % groups);
+	return s;
+}
+
+static struct sim *build(void)
+{
+	struct sim *s = machine(40, 3);
+
+	sim_write(s, 0, 7, 100, 5);
+	sim_madvise(s, 0, 0, 40, true);
 	sim_run_store(s, 1);
 	return s;
 }
@@ -116,6 +126,71 @@ END_TEST
 
 /* A long random walk over enabled steps: a clone taking the same step stays
  * equal, and no counter ever goes negative. */
+/*
+ * A chain's index of its dups (sim_internal.h: room_dups, stale_dups) is what
+ * a walk of its dups counts, after every step of a random walk that merges
+ * into chains of 3, COWs, unmerges, unmaps, forks and exits. Returns how many
+ * chains had stale dups, so the walk is seen to reach that case.
+ */
+static unsigned assert_chain_index_exact(const struct sim *s)
+{
+	unsigned with_stale = 0;
+
+	for (uint32_t c = 1; c < s->nsnodes; c++) {
+		const struct sim_snode *chain = &s->snode[c];
+		uint32_t room = 0, stale = 0;
+
+		if (chain->kind != SNODE_CHAIN)
+			continue;
+		for (uint32_t d = chain->first; d; d = s->snode[d].dup_next) {
+			const struct sim_snode *dup = &s->snode[d];
+			const struct sim_frame *f = &s->frame[dup->kpfn];
+
+			room += dup->hlist_len > 0 &&
+				(uint64_t)dup->hlist_len < s->knobs.value[WL_KNOB_MAX_PAGE_SHARING];
+			stale += !(f->mapcount && (f->flags & FRAME_KSM) && f->stable_node == d);
+		}
+		ck_assert_uint_eq(chain->room_dups, room);
+		ck_assert_uint_eq(chain->stale_dups, stale);
+		with_stale += stale > 0;
+	}
+	return with_stale;
+}
+
+START_TEST(chain_index_counts_what_a_walk_finds)
+{
+	static const uint64_t values[] = { 1, 2 };
+	struct sim_alphabet alpha = { .values = values, .nvalues = 2, .offset = 0,
+				      .writes = true, .unmerge = true, .unmap = true,
+				      .fork = true, .exit = true };
+	struct wl_rng rng = wl_rng_stream(15, 0);
+	static struct sim_step steps[4096];
+	unsigned stale_seen = 0;
+	struct sim *s = machine(24, 1); /* 24 equal pages */
+
+	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_MAX_PAGE_SHARING, 3), 0);
+	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_SMART_SCAN, 0), 0);
+	sim_madvise(s, 0, 0, 24, true);
+	sim_run_store(s, 1);
+	for (int i = 0; i < 20000; i++) {
+		size_t n = sim_enabled_steps(s, &alpha, steps, 4096);
+		struct sim_step st;
+
+		if (n == 0)
+			break; /* every process exited */
+		st = steps[0].kind == SIM_STEP_KSMD && wl_rng_below(&rng, 4)
+			     ? steps[0] : steps[wl_rng_below(&rng, n)];
+		if ((st.kind == SIM_STEP_FORK && sim_nprocesses(s) > 4) ||
+		    (st.kind == SIM_STEP_EXIT && sim_nprocesses(s) < 3))
+			continue;
+		sim_apply(s, &st);
+		stale_seen += assert_chain_index_exact(s) > 0;
+	}
+	ck_assert_uint_gt(stale_seen, 0);
+	sim_free(s);
+}
+END_TEST
+
 START_TEST(random_walk_stays_sane_and_deterministic)
 {
 	static const uint64_t values[] = { 0, 1, 2 };
@@ -411,6 +486,93 @@ START_TEST(every_shipped_workload_runs)
 }
 END_TEST
 
+/* Every row of @a and @b alike: counters, times, batches, processes. */
+static void assert_same_rows(const struct trace *a, const struct trace *b, const char *what)
+{
+	ck_assert_msg(a->nrows == b->nrows, "%s: %zu rows against %zu", what, a->nrows, b->nrows);
+	for (size_t i = 0; i < a->nrows; i++) {
+		const struct trace_row *x = &a->row[i], *y = &b->row[i];
+
+		ck_assert_msg(x->kind == y->kind && x->scan == y->scan && x->batch == y->batch &&
+				      x->time_ns == y->time_ns && x->ksmd_cpu_ns == y->ksmd_cpu_ns &&
+				      x->valid == y->valid,
+			      "%s: row %zu differs in its scan, batch or times", what, i);
+		for (int c = 0; c < TRACE_COUNTER_COUNT; c++)
+			ck_assert_msg(x->counter[c] == y->counter[c], "%s: row %zu: %s %lld against %lld",
+				      what, i, trace_counter_name(c), (long long)x->counter[c],
+				      (long long)y->counter[c]);
+		for (size_t p = 0; p < a->nprocs; p++) {
+			ck_assert_msg(x->proc[p].present == y->proc[p].present, "%s: row %zu", what, i);
+			for (int f = 0; f < TRACE_PROC_FIELD_COUNT; f++)
+				ck_assert_msg(x->proc[p].field[f] == y->proc[p].field[f],
+					      "%s: row %zu: %s.%s differs", what, i, a->proc_name[p],
+					      trace_proc_field_name(f));
+		}
+	}
+}
+
+/* Run @wl with each checksum kind (and @detector) and compare every row. */
+static void assert_checksums_agree(struct workload *wl, enum wl_detector detector,
+				   const char *path)
+{
+	struct trace *t[WL_CHECKSUM_COUNT];
+	char what[600];
+
+	wl->detector = detector;
+	for (int k = 0; k < WL_CHECKSUM_COUNT; k++) {
+		wl->checksum = (enum wl_checksum)k;
+		t[k] = run_ok(wl, true);
+	}
+	for (int k = 1; k < WL_CHECKSUM_COUNT; k++) {
+		snprintf(what, sizeof(what), "%s, detector %s, checksum %s", path,
+			 wl_detector_name(detector), wl_checksum_name((enum wl_checksum)k));
+		assert_same_rows(t[0], t[k], what);
+	}
+	for (int k = 0; k < WL_CHECKSUM_COUNT; k++)
+		trace_free(t[k]);
+}
+
+/*
+ * Only the equality of checksums is observable: every shipped workload
+ * gives the same trace, batch by batch, whether checksums are content hashes
+ * or the kernel's xxh64, with the file's detector and with every detector.
+ * Runs stopped by time are cut to 2 simulated seconds (nai-xia writes
+ * 200000 pages a second; 2 s are 64 of its scans).
+ */
+START_TEST(both_checksums_give_every_row_alike)
+{
+	static const char *const dirs[] = { "workloads", "workloads/selftests" };
+	size_t runs = 0;
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		char pattern[512];
+		glob_t g;
+
+		snprintf(pattern, sizeof(pattern), "%s/%s/*.wl", SRCDIR, dirs[d]);
+		ck_assert_int_eq(glob(pattern, 0, NULL, &g), 0);
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			struct workload *wl;
+			struct wl_error werr;
+			enum wl_detector own;
+
+			if (wl_parse_file(g.gl_pathv[i], &wl, &werr) != 0)
+				ck_abort_msg("%s", werr.text);
+			if (wl->stop == WL_STOP_TIME && wl->stop_time_ns > 2000000000u)
+				wl->stop_time_ns = 2000000000u;
+			own = wl->detector;
+			assert_checksums_agree(wl, own, g.gl_pathv[i]);
+			for (int det = 0; det < WL_DETECTOR_COUNT; det++)
+				if (det != (int)own)
+					assert_checksums_agree(wl, (enum wl_detector)det, g.gl_pathv[i]);
+			wl_free(wl);
+			runs++;
+		}
+		globfree(&g);
+	}
+	ck_assert_uint_ge(runs, 40);
+}
+END_TEST
+
 static Suite *sim_state_suite(void)
 {
 	Suite *s = suite_create("sim_state");
@@ -424,6 +586,7 @@ static Suite *sim_state_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, enabled_steps_follow_the_state);
 	tcase_add_test(tc, random_walk_stays_sane_and_deterministic);
+	tcase_add_test(tc, chain_index_counts_what_a_walk_finds);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("driver");
 	tcase_set_timeout(tc, 60);
@@ -436,6 +599,10 @@ static Suite *sim_state_suite(void)
 	tcase_add_test(tc, forked_and_exited_processes_come_and_go);
 	tcase_add_test(tc, time_limited_runs_end_with_a_row);
 	tcase_add_test(tc, every_shipped_workload_runs);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("checksums");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, both_checksums_give_every_row_alike);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -46,6 +46,20 @@
 	X(CHECKSUM, checksum, "checksum the subpages of a PMD-mapped THP")                         \
 	/* a new policy: its line above this one, its rule thp_NAME() in volatility_dirty.c */
 
+/*
+ * What the simulator computes as a page's checksum (the value the checksum
+ * rule compares between visits; sim/sim_content.c). Only equality between
+ * checksums is observable, so the default is a 32-bit hash of the content's
+ * identity, equal exactly when the bytes are equal up to a collision chance
+ * of about 2^-32 per pair of distinct contents (the kernel's own 32 bits of
+ * xxh64 have the same); xxh64 computes the kernel's value over the 4096
+ * bytes, for studies of its collisions. The first is the default.
+ */
+#define WL_CHECKSUMS(X)                                                                            \
+	X(CONTENT, content, "a 32-bit hash of the page's bytes kept with its content, O(1)")      \
+	X(XXH64, xxh64, "the kernel's: the low 32 bits of xxh64 over the page's 4096 bytes")      \
+	/* a new one: its line above this one, its function in sim/sim_content.c's table */
+
 #define WL_POLICY_ENUM_DETECTOR_(e, name, doc) WL_DETECTOR_##e,
 enum wl_detector { WL_DETECTORS(WL_POLICY_ENUM_DETECTOR_) WL_DETECTOR_COUNT };
 #undef WL_POLICY_ENUM_DETECTOR_
@@ -53,6 +67,10 @@ enum wl_detector { WL_DETECTORS(WL_POLICY_ENUM_DETECTOR_) WL_DETECTOR_COUNT };
 #define WL_POLICY_ENUM_THP_DIRTY_(e, name, doc) WL_THP_DIRTY_##e,
 enum wl_thp_dirty { WL_THP_DIRTY_POLICIES(WL_POLICY_ENUM_THP_DIRTY_) WL_THP_DIRTY_COUNT };
 #undef WL_POLICY_ENUM_THP_DIRTY_
+
+#define WL_POLICY_ENUM_CHECKSUM_(e, name, doc) WL_CHECKSUM_##e,
+enum wl_checksum { WL_CHECKSUMS(WL_POLICY_ENUM_CHECKSUM_) WL_CHECKSUM_COUNT };
+#undef WL_POLICY_ENUM_CHECKSUM_
 
 /* For a reader's name table: { WL_DETECTORS(WL_POLICY_NAME) NULL }. */
 #define WL_POLICY_NAME(e, name, doc) #name,

@@ -38,6 +38,8 @@ static void print_global(const struct workload *wl, bool only_given, FILE *out)
 	fprintf(out, "kernel = %s\n", wl_kernel_name(wl->kernel));
 	fprintf(out, "detector = %s\n", wl_detector_name(wl->detector));
 	fprintf(out, "thp_dirty = %s\n", wl_thp_dirty_name(wl->thp_dirty));
+	if (wl->checksum != WL_CHECKSUM_CONTENT) /* the default is left out, as before it existed */
+		fprintf(out, "checksum = %s\n", wl_checksum_name(wl->checksum));
 	if (wl->stop == WL_STOP_SCANS)
 		fprintf(out, "scans = %llu\n", (unsigned long long)wl->stop_scans);
 	else
@@ -195,7 +197,8 @@ static bool global_equal(const struct workload *a, const struct workload *b)
 {
 	if (!str_equal(a->description, b->description) || !str_equal(a->upstream, b->upstream) ||
 	    a->requires != b->requires || a->kernel != b->kernel ||
-	    a->detector != b->detector || a->thp_dirty != b->thp_dirty || a->stop != b->stop ||
+	    a->detector != b->detector || a->thp_dirty != b->thp_dirty || a->checksum != b->checksum ||
+	    a->stop != b->stop ||
 	    a->timeout_ns != b->timeout_ns ||
 	    a->seed != b->seed || a->fresh_start != b->fresh_start ||
 	    a->deterministic != b->deterministic)

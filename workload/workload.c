@@ -170,6 +170,12 @@ static int key_time(const struct keyctx *k, uint64_t *ns)
 /* the policies, from their lists (wl_policy.h) */
 static const char *const detector_names[] = { WL_DETECTORS(WL_POLICY_NAME) NULL };
 static const char *const thp_dirty_names[] = { WL_THP_DIRTY_POLICIES(WL_POLICY_NAME) NULL };
+static const char *const checksum_names[] = { WL_CHECKSUMS(WL_POLICY_NAME) NULL };
+
+const char *wl_checksum_name(enum wl_checksum checksum)
+{
+	return checksum_names[checksum];
+}
 
 const char *wl_thp_dirty_name(enum wl_thp_dirty policy)
 {
@@ -189,8 +195,8 @@ static void set_default_knobs(struct workload *wl)
 
 /* The keys of [global] besides the knobs. */
 static const char *const global_keys[] = {
-	"description", "upstream", "requires", "kernel", "detector", "thp_dirty", "scans", "time",
-	"timeout", "seed", NULL
+	"description", "upstream", "requires", "kernel", "detector", "thp_dirty", "checksum", "scans",
+	"time", "timeout", "seed", NULL
 };
 
 static void fail_unknown_global_key(const struct keyctx *k)
@@ -298,6 +304,12 @@ static int global_key(const struct keyctx *k, struct workload *wl, bool *have_sc
 		if ((v = key_choice(k, thp_dirty_names)) < 0)
 			return -1;
 		wl->thp_dirty = (enum wl_thp_dirty)v;
+		return 0;
+	}
+	if (strcmp(key, "checksum") == 0) {
+		if ((v = key_choice(k, checksum_names)) < 0)
+			return -1;
+		wl->checksum = (enum wl_checksum)v;
 		return 0;
 	}
 	if (strcmp(key, "scans") == 0) {

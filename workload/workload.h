@@ -410,6 +410,7 @@ struct workload {
 	enum wl_kernel kernel;
 	enum wl_detector detector;
 	enum wl_thp_dirty thp_dirty;
+	enum wl_checksum checksum; /* simulator only: how it computes checksums */
 	uint64_t knobs[WL_KNOB_COUNT]; /* every knob, defaults filled in */
 	bool knob_given[WL_KNOB_COUNT];
 	enum wl_stop stop;
@@ -530,6 +531,7 @@ int wl_kernel_from_release(const char *release, enum wl_kernel *kernel, char *wh
 /* The word a workload writes for each policy (wl_policy.h's lists). */
 const char *wl_detector_name(enum wl_detector detector);
 const char *wl_thp_dirty_name(enum wl_thp_dirty policy);
+const char *wl_checksum_name(enum wl_checksum checksum);
 const char *wl_action_name(enum wl_action action);
 const char *wl_expect_name(enum wl_expect expect);
 const char *wl_prot_name(enum wl_prot prot);
