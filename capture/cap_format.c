@@ -1,8 +1,9 @@
 /*
  * cap_format.c - the bytes of a capture file below the level of meaning:
  * messages, a growable buffer, little-endian and LEB128 encoding and their
- * bounded decoding, record framing (a 16-byte head, the payload, an XXH64
- * checksum of both) and the VMA list encoding the header and the snapshot
+ * bounded decoding, record framing (a 16-byte head with its own checksum, so
+ * that a damaged length is not taken for a file cut short; the payload; an
+ * XXH64 checksum of both) and the VMA list encoding the header and the snapshot
  * records share. What the records say is cap_writer.c's and cap_reader.c's.
  */
 #include "cap_internal.h"
@@ -132,13 +133,28 @@ size_t cap_record_begin(struct cap_buf *b, enum cap_record_type type)
 	return start;
 }
 
+uint32_t cap_record_head_check(uint32_t type, uint64_t len)
+{
+	uint8_t key[12];
+
+	for (int i = 0; i < 4; i++)
+		key[i] = (uint8_t)(type >> (8 * i));
+	for (int i = 0; i < 8; i++)
+		key[4 + i] = (uint8_t)(len >> (8 * i));
+	return XXH32(key, sizeof(key), 0);
+}
+
 void cap_record_end(struct cap_buf *b, size_t start)
 {
 	uint64_t len, sum;
+	uint32_t check;
 
 	if (b->failed)
 		return;
 	len = b->len - start - CAP_RECORD_HEAD_LEN;
+	check = cap_record_head_check(cap_load_u32(b->data + start), len);
+	for (int i = 0; i < 4; i++)
+		b->data[start + 4 + (size_t)i] = (uint8_t)(check >> (8 * i));
 	for (int i = 0; i < 8; i++)
 		b->data[start + 8 + (size_t)i] = (uint8_t)(len >> (8 * i));
 	sum = XXH64(b->data + start, b->len - start, 0);

@@ -17,7 +17,7 @@
 #define CAP_MAGIC "ksmkcap\n"
 #define CAP_MAGIC_LEN 8
 #define CAP_PREAMBLE_LEN 16       /* magic, u32 version, u32 page size */
-#define CAP_RECORD_HEAD_LEN 16    /* u32 type, u32 reserved (0), u64 payload length */
+#define CAP_RECORD_HEAD_LEN 16    /* u32 type, u32 XXH32 of type and length, u64 length */
 #define CAP_RECORD_TAIL_LEN 8     /* u64 XXH64 of the head and the payload */
 #define CAP_RECORD_MAX (UINT64_C(1) << 34) /* a longer payload is damage */
 #define CAP_BYTES_PER_RECORD 1024 /* pages in one bytes record, at most (4 MiB raw) */
@@ -55,7 +55,9 @@ void cap_buf_u32(struct cap_buf *b, uint32_t v);
 void cap_buf_u64(struct cap_buf *b, uint64_t v);
 void cap_buf_varint(struct cap_buf *b, uint64_t v);
 
-/* Start a record of @type at the end of @b; cap_record_end fills its length and checksum. */
+/* The head's own check: XXH32 of the type and the length, little-endian (12 bytes). */
+uint32_t cap_record_head_check(uint32_t type, uint64_t len);
+/* Start a record of @type at the end of @b; cap_record_end fills its length and checksums. */
 size_t cap_record_begin(struct cap_buf *b, enum cap_record_type type);
 void cap_record_end(struct cap_buf *b, size_t start);
 

@@ -504,8 +504,20 @@ int cap_proc_snapshot(struct cap_proc *p, bool consistent, struct cap_writer *wr
 
 		if (p->cur[i].status != CAP_STREAM_LIVE)
 			continue;
-		if (consistent && cap_freeze(p->ps[i].pid, &f, err) != 0)
-			return -1;
+		if (consistent && cap_freeze(p->ps[i].pid, &f, err) != 0) {
+			struct cap_vma *vmas;
+			size_t nvmas;
+
+			/* a process that is dying cannot be stopped: its stream ends */
+			rc = read_vmas(p, i, &vmas, &nvmas, err);
+			if (rc <= 0) {
+				if (rc == 0)
+					free(vmas);
+				return -1;
+			}
+			end_stream(p, i, why_gone(p->ps[i].pid), note, ctx);
+			continue;
+		}
 		rc = read_stream(p, i, writer, err);
 		if (consistent) {
 			cap_thaw(&f);

@@ -112,9 +112,13 @@ static enum frame_result read_record(struct cap_reader *r, uint64_t off, uint32_
 		return cap_fail_at(err, r->name, off, "cannot read: %s", strerror(errno)), FRAME_BAD;
 	*type = cap_load_u32(head);
 	len = cap_load_u64(head + 8);
-	if (*type < CAP_REC_HEADER || *type > CAP_REC_END || cap_load_u32(head + 4) != 0) {
-		cap_fail_at(err, r->name, off, "not a record (type %u, reserved 0x%x)", *type,
-			    cap_load_u32(head + 4));
+	if (cap_load_u32(head + 4) != cap_record_head_check(*type, len)) {
+		cap_fail_at(err, r->name, off, "not a whole record head (its check does not match "
+			    "its type %u and length %llu)", *type, (unsigned long long)len);
+		return FRAME_BAD;
+	}
+	if (*type < CAP_REC_HEADER || *type > CAP_REC_END) {
+		cap_fail_at(err, r->name, off, "a record of unknown type %u", *type);
 		return FRAME_BAD;
 	}
 	if (len > CAP_RECORD_MAX) {
