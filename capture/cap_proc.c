@@ -492,6 +492,31 @@ static int read_stream(struct cap_proc *p, size_t i, struct cap_writer *writer,
 	return rc;
 }
 
+/*
+ * Stop stream @i's process: 0, or 1 when its memory is gone instead (a
+ * process that is exiting cannot be stopped, and may keep its memory for a
+ * moment: it is asked again for up to FREEZE_TRIES_MS), or -1.
+ */
+#define FREEZE_TRIES_MS 200
+static int freeze_or_gone(struct cap_proc *p, size_t i, struct cap_freeze *f,
+			  struct cap_error *err)
+{
+	for (int ms = 0; ms < FREEZE_TRIES_MS; ms++) {
+		struct cap_vma *vmas;
+		size_t nvmas;
+		int rc;
+
+		if (cap_freeze(p->ps[i].pid, f, err) == 0)
+			return 0;
+		rc = read_vmas(p, i, &vmas, &nvmas, err);
+		if (rc != 0)
+			return rc;
+		free(vmas);
+		usleep(1000);
+	}
+	return cap_freeze(p->ps[i].pid, f, err) == 0 ? 0 : -1;
+}
+
 int cap_proc_snapshot(struct cap_proc *p, bool consistent, struct cap_writer *writer,
 		      cap_note_fn *note, void *ctx, struct cap_snapshot **snap,
 		      struct cap_error *err)
@@ -504,19 +529,14 @@ int cap_proc_snapshot(struct cap_proc *p, bool consistent, struct cap_writer *wr
 
 		if (p->cur[i].status != CAP_STREAM_LIVE)
 			continue;
-		if (consistent && cap_freeze(p->ps[i].pid, &f, err) != 0) {
-			struct cap_vma *vmas;
-			size_t nvmas;
-
-			/* a process that is dying cannot be stopped: its stream ends */
-			rc = read_vmas(p, i, &vmas, &nvmas, err);
-			if (rc <= 0) {
-				if (rc == 0)
-					free(vmas);
+		if (consistent) {
+			rc = freeze_or_gone(p, i, &f, err);
+			if (rc < 0)
 				return -1;
+			if (rc > 0) {
+				end_stream(p, i, why_gone(p->ps[i].pid), note, ctx);
+				continue;
 			}
-			end_stream(p, i, why_gone(p->ps[i].pid), note, ctx);
-			continue;
 		}
 		rc = read_stream(p, i, writer, err);
 		if (consistent) {
