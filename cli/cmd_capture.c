@@ -392,6 +392,7 @@ static int take_snapshot(struct run *r, uint64_t index)
 {
 	struct cap_snapshot *snap;
 	struct cap_error err;
+	uint64_t taken = now_ns() - r->start_ns, full_scans = read_full_scans();
 
 	if (cap_proc_snapshot(r->proc, r->pl->consistent, r->writer, note_stream_end, NULL, &snap,
 			      &err) != 0) {
@@ -399,8 +400,8 @@ static int take_snapshot(struct run *r, uint64_t index)
 		return CLI_FAILED;
 	}
 	snap->index = index;
-	snap->time_ns = now_ns() - r->start_ns;
-	snap->full_scans = read_full_scans();
+	snap->time_ns = taken; /* when it started */
+	snap->full_scans = full_scans;
 	r->last_full_scans = snap->full_scans;
 	if (cap_writer_snapshot(r->writer, snap, &err) != 0) {
 		if (r->progress)

@@ -859,7 +859,10 @@ START_TEST(test_freeze_restores)
 	wait_for_state(c.pid, 'T');
 	ck_assert_int_eq(cap_freeze(c.pid, &f, &err), 0);
 	cap_thaw(&f);
-	ck_assert_int_eq(thread_state(c.pid, c.pid), 'T'); /* stopped before: stopped after */
+	/* stopped before: stopped after (the detach wakes it to stop again, at once) */
+	wait_for_state(c.pid, 'T');
+	usleep(100000);
+	ck_assert_int_eq(thread_state(c.pid, c.pid), 'T');
 	kill(c.pid, SIGCONT);
 	tell(&c, 'x');
 	waitpid(c.pid, NULL, 0);
