@@ -39,6 +39,21 @@ int cap_fail_at(struct cap_error *err, const char *name, uint64_t offset, const 
 	return -1;
 }
 
+int cap_grow(void **array, size_t *cap, size_t n, size_t size, size_t first)
+{
+	size_t want = *cap ? 2 * *cap : first;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*array, want * size);
+	if (!p)
+		return -1;
+	*array = p;
+	*cap = want;
+	return 0;
+}
+
 /* ---- the buffer ---------------------------------------------------------- */
 
 void cap_buf_reset(struct cap_buf *b)

@@ -61,15 +61,8 @@ static int seize_one(struct cap_freeze *f, pid_t tid, struct cap_error *err)
 {
 	struct cap_freeze_thread *t;
 
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 16;
-		void *p = realloc(f->thread, cap * sizeof(*f->thread));
-
-		if (!p)
-			return cap_fail(err, "out of memory");
-		f->thread = p;
-		f->cap = cap;
-	}
+	if (cap_grow((void **)&f->thread, &f->cap, f->n, sizeof(*f->thread), 16) != 0)
+		return cap_fail(err, "out of memory");
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
 		if (errno == ESRCH)
 			return 1;

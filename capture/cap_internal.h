@@ -39,6 +39,13 @@ int cap_fail(struct cap_error *err, const char *fmt, ...) __attribute__((format(
 int cap_fail_at(struct cap_error *err, const char *name, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/*
+ * Make room for one more element in the array *@array of *@cap elements of
+ * @size bytes holding @n (doubling, from @first): 0, or -1 with *@array
+ * unchanged when memory runs out.
+ */
+int cap_grow(void **array, size_t *cap, size_t n, size_t size, size_t first);
+
 /* ---- encoding ------------------------------------------------------------- */
 
 struct cap_buf {

@@ -235,15 +235,8 @@ static int index_bytes(struct cap_reader *r, uint64_t rec, struct cap_error *err
 	if (d.bad || n == 0 || n > CAP_BYTES_PER_RECORD || n * 8 > (uint64_t)(d.end - d.p))
 		return cap_fail_at(err, r->name, rec + CAP_RECORD_HEAD_LEN,
 				   "a bytes record of %llu pages", (unsigned long long)n);
-	if (r->nbrec == r->brec_cap) {
-		size_t cap = r->brec_cap ? 2 * r->brec_cap : 64;
-		void *p = realloc(r->brec, cap * sizeof(*r->brec));
-
-		if (!p)
-			return cap_fail(err, "out of memory");
-		r->brec = p;
-		r->brec_cap = cap;
-	}
+	if (cap_grow((void **)&r->brec, &r->brec_cap, r->nbrec, sizeof(*r->brec), 64) != 0)
+		return cap_fail(err, "out of memory");
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t where = at(r, rec, &d), token = cap_dec_u64(&d);
 		bool added;
@@ -413,15 +406,9 @@ static int note_snapshot(struct cap_reader *r, uint64_t rec, struct cap_error *e
 
 	if (apply_snapshot(r, rec, r->info.nsnapshots, r->state, &snap, err) != 0)
 		return -1;
-	if (r->info.nsnapshots == r->snap_cap) {
-		size_t cap = r->snap_cap ? 2 * r->snap_cap : 64;
-		void *p = realloc(r->snap_offset, cap * sizeof(*r->snap_offset));
-
-		if (!p)
-			return cap_fail(err, "out of memory");
-		r->snap_offset = p;
-		r->snap_cap = cap;
-	}
+	if (cap_grow((void **)&r->snap_offset, &r->snap_cap, (size_t)r->info.nsnapshots,
+		     sizeof(*r->snap_offset), 64) != 0)
+		return cap_fail(err, "out of memory");
 	r->snap_offset[r->info.nsnapshots++] = rec;
 	return 0;
 }

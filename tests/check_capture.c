@@ -662,22 +662,33 @@ START_TEST(test_live_through_file)
 }
 END_TEST
 
+/* The state letter of thread @tid of @pid (@tid 0: the process), or 0 when it is gone. */
+static char thread_state(pid_t pid, pid_t tid)
+{
+	char path[96], text[512], *paren;
+	FILE *f;
+	size_t n;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = 0;
+	paren = strrchr(text, ')');
+	return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
 static void wait_for_state(pid_t pid, char want)
 {
 	for (int tries = 0; tries < 500; tries++) {
-		char path[64], text[512], *paren;
-		FILE *f;
-		size_t n;
+		char got = thread_state(pid, 0);
 
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		f = fopen(path, "r");
-		if (!f)
-			return;
-		n = fread(text, 1, sizeof(text) - 1, f);
-		fclose(f);
-		text[n] = 0;
-		paren = strrchr(text, ')');
-		if (paren && paren[2] == want)
+		if (!got || got == want)
 			return;
 		usleep(10000);
 	}
@@ -821,23 +832,6 @@ out:
 	finish(&c);
 }
 END_TEST
-
-static char thread_state(pid_t pid, pid_t tid)
-{
-	char path[96], text[512], *paren;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = 0;
-	paren = strrchr(text, ')');
-	ck_assert_ptr_nonnull(paren);
-	return paren[2];
-}
 
 #include "cap_freeze.h"
 
