@@ -72,5 +72,6 @@ int cmd_plot(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
 
 #endif

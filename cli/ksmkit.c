@@ -365,6 +365,59 @@ static const char selftest_usage[] =
 	"Exit status: 0 every test passed or was skipped, 1 a test failed or could\n"
 	"not run, 2 bad usage or a bad workload.\n";
 
+static const char capture_usage[] =
+	"usage: ksmkit capture -o FILE (-p PID[,PID...] | -- CMD [ARGS...])\n"
+	"                      [--every DURATION|full-scan] [--count N | --duration D]\n"
+	"                      [--consistent] [--bytes] [-q|--quiet]\n"
+	"       ksmkit capture --info FILE [--csv] [--strict]\n"
+	"\n"
+	"Take snapshots of the private anonymous memory of running processes (-p) or\n"
+	"of a command started here (after --; its own memory, not its children's)\n"
+	"into FILE (docs/capture.md; the format is docs/capture-format.md): for\n"
+	"every page whether it is present, whether a THP maps it, and a 64-bit\n"
+	"content token (XXH3-64 of its 4096 bytes; zero pages are marked as such),\n"
+	"each snapshot stored as the changes since the one before. Shared,\n"
+	"file-backed, hugetlb and device (VM_PFNMAP/VM_IO) mappings and the kernel's\n"
+	"special ones ([vdso], [vsyscall]...) are left out. The processes are only\n"
+	"read (/proc/PID/pagemap, /proc/PID/mem; /proc/kpageflags for THP where it is\n"
+	"readable, as root; otherwise no page is marked THP and the file says so).\n"
+	"The first snapshot is taken at once. FILE is written snapshot by snapshot\n"
+	"and flushed to the disk after each: a capture that is stopped (Ctrl-C,\n"
+	"SIGTERM, a full disk, a kill) leaves FILE valid up to its last complete\n"
+	"snapshot. A process that exits or execs ends its stream, said on stderr;\n"
+	"the capture goes on while any is left.\n"
+	"\n"
+	"  -o, --output FILE   the capture file to write (replaced)\n"
+	"  -p, --pid LIST      the processes to capture, comma-separated (at most 64)\n"
+	"  --every DURATION    the time between snapshots (default 1s: 500ms, 2s, 1m);\n"
+	"                      full-scan: one at each new full scan of ksmd instead\n"
+	"                      (/sys/kernel/mm/ksm/full_scans, read only; KSM must run)\n"
+	"  --count N           stop after N snapshots\n"
+	"  --duration D        stop once D has passed (the last snapshot is at D or\n"
+	"                      before); without either, until every process has ended\n"
+	"                      or a signal (SIGINT, SIGTERM) stops the capture\n"
+	"  --consistent        stop each process (ptrace, every thread) while its\n"
+	"                      snapshot is read and let it go as it was; the pauses\n"
+	"                      are stored and their median and maximum said at the end\n"
+	"  --bytes             also store the bytes of each distinct page once,\n"
+	"                      zstd-compressed (for replaying on a real kernel)\n"
+	"  -q, --quiet         no progress line and no summary on stderr\n"
+	"\n"
+	"--info FILE checks all of FILE and prints its streams and one row per\n"
+	"snapshot: pages in the VMAs, present, zero and THP pages, distinct tokens\n"
+	"among the present non-zero pages, duplicates (present non-zero pages less\n"
+	"distinct: the most KSM could free by merging them), pages changed.\n"
+	"  --csv               only the rows, as CSV\n"
+	"  --strict            refuse a file that does not end as a finished capture\n"
+	"                      does (by default it is read up to its last whole\n"
+	"                      snapshot, and where it stops is said)\n"
+	"\n"
+	"Exit status: 0 ok (the capture ended as asked, by a signal included), 1 the\n"
+	"capture failed (FILE could not be written: it stays valid up to its last\n"
+	"complete snapshot, as the message says), 2 bad usage, a process that is not\n"
+	"ours to read or does not exist, a command that cannot run, or (--info) a\n"
+	"damaged file, named with the byte offset where the damage is.\n";
+
 static const char restore_usage[] =
 	"usage: ksmkit restore [-q|--quiet]\n"
 	"\n"
@@ -406,6 +459,8 @@ const struct cli_command cli_commands[] = {
 	  sweep_usage, NULL },
 	{ "restore", cmd_restore, "restore the KSM knobs a killed run left changed", restore_usage,
 	  NULL },
+	{ "capture", cmd_capture, "snapshots of processes' memory as content tokens, for KSM",
+	  capture_usage, NULL },
 	{ "calibrate", cmd_calibrate, "measure the simulator's cost model on this machine",
 	  calibrate_usage, NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
