@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -202,6 +203,33 @@ static void read_comm(pid_t pid, char comm[CAP_COMM_MAX])
 	comm[strcspn(comm, "\n")] = 0;
 }
 
+/*
+ * 0 when stream @i's @vmas can be captured, -1 with the reason when they
+ * span more than this machine's memory and swap: then most of them is
+ * address space never touched (a sanitizer's shadow, a runtime's
+ * reservation), which the per-page state of a stream cannot afford.
+ */
+static int refuse_sparse(const struct cap_proc *p, size_t i, const struct cap_vma *vmas,
+			 size_t nvmas, struct cap_error *err)
+{
+	uint64_t span = 0, mem;
+	struct sysinfo si;
+
+	for (size_t v = 0; v < nvmas; v++)
+		span += vmas[v].end - vmas[v].start;
+	if (sysinfo(&si) != 0)
+		return 0;
+	mem = ((uint64_t)si.totalram + si.totalswap) * si.mem_unit;
+	if (span <= mem)
+		return 0;
+	return cap_fail(err, "process %d (%s): its private anonymous mappings span %" PRIu64
+			" MiB, more than this machine's memory and swap (%" PRIu64 " MiB): mostly "
+			"address space never touched (a sanitizer's shadow, a runtime's "
+			"reservation), and capture keeps state for every page mapped; mappings "
+			"this sparse are not supported", (int)p->ps[i].pid, p->info[i].comm,
+			span >> 20, mem >> 20);
+}
+
 static int open_stream(struct cap_proc *p, size_t i, pid_t pid, int *why, struct cap_error *err)
 {
 	struct proc_stream *s = &p->ps[i];
@@ -231,6 +259,11 @@ static int open_stream(struct cap_proc *p, size_t i, pid_t pid, int *why, struct
 		*why = ESRCH;
 		return rc < 0 ? -1 : cap_fail(err, "process %d exited before its first snapshot",
 					      (int)pid);
+	}
+	if (refuse_sparse(p, i, vmas, nvmas, err) != 0) {
+		free(vmas);
+		*why = EFBIG;
+		return -1;
 	}
 	rc = cap_stream_state_init(&p->initial[i], vmas, nvmas, err);
 	free(vmas);
@@ -481,7 +514,9 @@ static int read_stream(struct cap_proc *p, size_t i, struct cap_writer *writer,
 	if (rc != 0)
 		return rc;
 	cap_stream_state_free(&p->cur[i]);
-	rc = cap_stream_state_init(&p->cur[i], vmas, nvmas, err);
+	rc = refuse_sparse(p, i, vmas, nvmas, err);
+	if (rc == 0)
+		rc = cap_stream_state_init(&p->cur[i], vmas, nvmas, err);
 	free(vmas);
 	for (size_t v = 0; rc == 0 && v < p->cur[i].nvmas; v++) {
 		rc = read_vma(p, i, &p->cur[i].vmas[v], first, writer, err);

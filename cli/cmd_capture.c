@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -422,18 +423,24 @@ static int compare_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void say_done(struct run *r)
+/*
+ * Say what was written: @n snapshots into the file, closed (its writer is
+ * gone), of @bytes before its end record.
+ */
+static void say_done(struct run *r, uint64_t n, uint64_t bytes)
 {
 	char size[32];
-	uint64_t n = cap_writer_snapshots(r->writer);
+	struct stat st;
 
+	if (stat(r->pl->output, &st) == 0)
+		bytes = (uint64_t)st.st_size; /* the end record included */
 	if (r->progress)
 		fputc('\n', stderr);
 	if (r->pl->quiet)
 		return;
 	cli_error("%s: %llu snapshot%s of %zu process%s in %s (%s)%s", CMD, (unsigned long long)n,
 		  n == 1 ? "" : "s", cap_proc_count(r->proc), cap_proc_count(r->proc) == 1 ? "" : "es",
-		  r->pl->output, wl_bytes_text(cap_writer_bytes(r->writer), size, sizeof(size)),
+		  r->pl->output, wl_bytes_text(bytes, size, sizeof(size)),
 		  stop_signal ? ", stopped by a signal" : "");
 	if (r->npauses) {
 		qsort(r->pauses, r->npauses, sizeof(*r->pauses), compare_u64);
@@ -495,12 +502,16 @@ static int capture(const struct plan *pl)
 		rc = CLI_FAILED;
 	}
 	if (rc == 0) {
+		uint64_t snapshots, bytes;
+
 		rc = capture_loop(&r);
+		snapshots = cap_writer_snapshots(r.writer);
+		bytes = cap_writer_bytes(r.writer);
 		if (cap_writer_close(r.writer, &err) != 0 && rc == 0) {
 			cli_error("%s: %s", CMD, err.text);
 			rc = CLI_FAILED;
 		} else if (rc == 0) {
-			say_done(&r);
+			say_done(&r, snapshots, bytes);
 		} else if (r.progress) {
 			fputc('\n', stderr);
 		}
