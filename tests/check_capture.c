@@ -947,6 +947,11 @@ static Suite *capture_suite(void)
 	 * test above is what capturing them does */
 	printf("# live captures of children: skipped under AddressSanitizer (its "
 	       "shadow mapping makes every child a sparse mapping capture refuses)\n");
+	(void)test_live_known_pages;
+	(void)test_live_through_file;
+	(void)test_live_exit;
+	(void)test_live_exec;
+	(void)test_live_thp;
 #else
 	tcase_add_test(tc, test_live_known_pages);
 	tcase_add_test(tc, test_live_through_file);
