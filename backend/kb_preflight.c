@@ -8,7 +8,8 @@
  * pages_scanned counter (before 6.6) for per-batch rows, a knob the workload
  * sets or PR_SET_MEMORY_MERGE missing from this kernel (an older one, such
  * as the NUMA guest's 6.1), userfaultfd or its write-protect faults
- * (UFFD_FEATURE_PAGEFAULT_FLAG_WP) missing for a uffd-wp event. Refuse (a failure): someone
+ * (UFFD_FEATURE_PAGEFAULT_FLAG_WP) missing for a uffd-wp event, a prctl
+ * region in a build with AddressSanitizer. Refuse (a failure): someone
  * else uses KSM, because their pages would inflate every global counter and
  * run = 2 would unmerge them; or the workload wants more than 80% of
  * MemAvailable. Bad input: a measurement the workload cannot provide.
@@ -324,6 +325,20 @@ int kb_check_machine(const struct workload *wl, const struct kb_options *opt, ch
 			wl->path, wl->regions[i].line, wl->regions[i].name);
 		return KB_SKIPPED;
 	}
+#ifdef __SANITIZE_ADDRESS__
+	/* The workload processes carry ASan's shadow mapping (about 15 TB of
+	 * private anonymous memory): PR_SET_MEMORY_MERGE takes it in, and
+	 * unmerging walks it one address at a time, for minutes a run. */
+	for (size_t i = 0; i < wl->nregions; i++) {
+		if (wl->regions[i].merge != WL_MERGE_PRCTL)
+			continue;
+		kb_fail(msg, len, "%s:%u: [region %s] merge = prctl: not under AddressSanitizer "
+				  "(its shadow mapping would be merged, and takes minutes to "
+				  "unmerge); skipped",
+			wl->path, wl->regions[i].line, wl->regions[i].name);
+		return KB_SKIPPED;
+	}
+#endif
 	if (check_nodes(wl, msg, len) != 0 || check_uffd_wp(wl, msg, len) != 0)
 		return KB_SKIPPED;
 	if (opt->per_batch && !kb_knob_exists("pages_scanned")) {

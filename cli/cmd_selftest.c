@@ -423,42 +423,14 @@ static void note_rerun(const struct xval_result *res, void *arg)
 			 n->t->name);
 }
 
-/*
- * Whether this build can run @wl on this kernel in a useful time. Under
- * AddressSanitizer the workload processes carry ASan's shadow mapping
- * (about 15 TB of private anonymous memory); PR_SET_MEMORY_MERGE makes it
- * mergeable too, and unmerging it walks it one address at a time, for
- * minutes per test (check_compare and check_backend skip the same runs).
- */
-static bool runs_in_useful_time(const struct workload *wl, char *why, size_t len)
-{
-#ifdef __SANITIZE_ADDRESS__
-	for (size_t i = 0; i < wl->nregions; i++)
-		if (wl->regions[i].merge == WL_MERGE_PRCTL) {
-			snprintf(why, len, "built with AddressSanitizer: prctl merging takes in "
-					   "its shadow mapping, which takes minutes to unmerge");
-			return false;
-		}
-#endif
-	(void)wl;
-	(void)why;
-	(void)len;
-	return true;
-}
-
 /* This machine's kernel, one workload after the other. */
 static void host_test(const struct selftest *st, struct test *t)
 {
 	struct rerun_note note = { st, t };
-	char why[256];
 	struct xval_options opt;
 	struct xval_result res;
 	struct kb_options host;
 
-	if (!runs_in_useful_time(t->wl, why, sizeof(why))) {
-		set_line(&t->kernel, TAP_SKIP, "%s", why);
-		return;
-	}
 	xval_options_init(&opt);
 	opt.pages = t->wl->deterministic;
 	opt.attempts = HOST_ATTEMPTS;

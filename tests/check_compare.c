@@ -257,18 +257,6 @@ static void compare_file(const char *name)
 		wl_free(wl);
 		return;
 	}
-#ifdef __SANITIZE_ADDRESS__
-	/* The worker keeps PR_SET_MEMORY_MERGE to the workload's regions with
-	 * MADV_UNMERGEABLE on its other mappings; over ASan's 15 TB of shadow
-	 * the kernel unmerges one address at a time, for about 3 minutes. */
-	for (size_t i = 0; i < wl->nregions; i++)
-		if (wl->regions[i].merge == WL_MERGE_PRCTL) {
-			fprintf(stderr, "%s: skipped under AddressSanitizer (prctl merging: "
-					"unmerging the shadow mapping takes minutes)\n", name);
-			wl_free(wl);
-			return;
-		}
-#endif
 	kernel_matches_sim(name, wl);
 	wl_free(wl);
 }
