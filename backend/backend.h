@@ -255,7 +255,9 @@ int kb_restore(uint64_t wait_ns, struct kb_restore_report *rep, char *msg, size_
 
 struct kb_live_cmd {
 	const char *name;      /* trace column: [A-Za-z0-9_-], 1..TRACE_NAME_MAX */
-	char *const *argv;     /* NULL-terminated; argv[0] is looked up in PATH */
+	const char *path;      /* the program exec'd (execv, no shell fallback); NULL:
+				  argv[0] looked up in PATH (execvp) */
+	char *const *argv;     /* NULL-terminated */
 	bool merge_any;        /* prctl(PR_SET_MEMORY_MERGE, 1) between fork and exec */
 	const char *log_path;  /* its stdout and stderr go here; NULL: both to stderr */
 };

@@ -132,7 +132,10 @@ static void __attribute__((noreturn)) become_command(const struct kb_live_cmd *c
 		why = (struct exec_failure){ 2, errno };
 		goto failed;
 	}
-	execvp(cmd->argv[0], cmd->argv);
+	if (cmd->path)
+		execv(cmd->path, cmd->argv);
+	else
+		execvp(cmd->argv[0], cmd->argv);
 	why = (struct exec_failure){ 0, errno };
 failed:
 	if (write(report_fd, &why, sizeof why) != (ssize_t)sizeof why)
@@ -155,8 +158,8 @@ static int exec_failed(struct live_runner *r, size_t i, const struct exec_failur
 		return kb_fail(r->msg, r->msglen, "%s: prctl(PR_SET_MEMORY_MERGE, 1): %s", cmd->name,
 			       strerror(why->err));
 	default:
-		return kb_fail(r->msg, r->msglen, "cannot run %s: %s", cmd->argv[0],
-			       strerror(why->err));
+		return kb_fail(r->msg, r->msglen, "cannot run %s: %s",
+			       cmd->path ? cmd->path : cmd->argv[0], strerror(why->err));
 	}
 }
 

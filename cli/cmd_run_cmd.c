@@ -105,6 +105,7 @@ int cli_run_cmd(struct run_cmd_args *c)
 	    (rc = cli_live_check_knobs(CMD, &c->live, c->live.scans > 0)) != 0 ||
 	    (rc = check_files(c, program)) != 0)
 		return rc;
+	cmd.path = program;
 	c->live.name = c->argv[0];
 	c->live.cmds = &cmd;
 	c->live.ncmds = 1;
