@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,6 +83,45 @@ int cli_live_check_knobs(const char *cmd, const struct kb_live *live, bool await
 			   why, sizeof why) == WL_KNOBS_OK)
 		return 0;
 	cli_error("%s: %s", cmd, why);
+	return CLI_USAGE;
+}
+
+/* ---- the program ----------------------------------------------------------------- */
+
+/* Whether @path is a file this process may execute. */
+static bool executable(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+int cli_live_resolve(const char *cmd, const char *option, const char *name, char *path,
+		     size_t len)
+{
+	const char *dirs = getenv("PATH");
+
+	if (!name[0]) {
+		cli_error("%s: %s: the command is an empty string", cmd, option);
+		return CLI_USAGE;
+	}
+	if (strchr(name, '/')) {
+		snprintf(path, len, "%s", name);
+		if (executable(path))
+			return 0;
+		cli_error("%s: %s: cannot run %s: %s", cmd, option, name,
+			  access(name, F_OK) != 0 ? strerror(errno) : "not an executable file");
+		return CLI_USAGE;
+	}
+	for (const char *d = dirs ? dirs : "/usr/bin:/bin"; *d;) {
+		size_t n = strcspn(d, ":");
+
+		snprintf(path, len, "%.*s/%s", (int)(n ? n : 1), n ? d : ".", name);
+		if (executable(path))
+			return 0;
+		d += n + (d[n] == ':');
+	}
+	cli_error("%s: %s: cannot run %s: not found in PATH", cmd, option, name);
 	return CLI_USAGE;
 }
 

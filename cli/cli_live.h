@@ -31,6 +31,13 @@ int cli_live_knobs(const char *cmd, const char *list, struct kb_live *live);
 int cli_live_check_knobs(const char *cmd, const struct kb_live *live, bool awaits_scans);
 
 /*
+ * Find program @name as execvp would (a path as it is, else in PATH) into
+ * @path: 0, or CLI_USAGE after "ksmkit: CMD: OPTION: cannot run NAME: why".
+ */
+int cli_live_resolve(const char *cmd, const char *option, const char *name, char *path,
+		     size_t len);
+
+/*
  * A capture file written while a live run goes: hooks for kb_live (they run
  * in the backend's runner). started() opens the processes and the file and
  * takes snapshot 0; a thread then takes one at every change of full_scans

@@ -18,50 +18,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define CMD "run"
-
-/* Whether @path is a file this process may execute. */
-static bool executable(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
-/*
- * Find @name as execvp will, into @path: 0, or CLI_USAGE after a message
- * saying why it cannot be run.
- */
-static int resolve_command(const char *name, char *path, size_t len)
-{
-	const char *dirs = getenv("PATH");
-
-	if (!name[0]) {
-		cli_error("%s: --cmd: the command is an empty string", CMD);
-		return CLI_USAGE;
-	}
-	if (strchr(name, '/')) {
-		snprintf(path, len, "%s", name);
-		if (executable(path))
-			return 0;
-		cli_error("%s: --cmd: cannot run %s: %s", CMD, name,
-			  access(name, F_OK) != 0 ? strerror(errno) : "not an executable file");
-		return CLI_USAGE;
-	}
-	for (const char *d = dirs ? dirs : "/usr/bin:/bin"; *d;) {
-		size_t n = strcspn(d, ":");
-
-		snprintf(path, len, "%.*s/%s", (int)(n ? n : 1), n ? d : ".", name);
-		if (executable(path))
-			return 0;
-		d += n + (d[n] == ':');
-	}
-	cli_error("%s: --cmd: cannot run %s: not found in PATH", CMD, name);
-	return CLI_USAGE;
-}
 
 static int print_result(const struct run_cmd_args *c, const struct kb_live_result *res,
 			const char *end, FILE *out)
@@ -101,7 +60,7 @@ int cli_run_cmd(struct run_cmd_args *c)
 	FILE *out;
 	int status, rc;
 
-	if ((rc = resolve_command(c->argv[0], program, sizeof program)) != 0 ||
+	if ((rc = cli_live_resolve(CMD, "--cmd", c->argv[0], program, sizeof program)) != 0 ||
 	    (rc = cli_live_check_knobs(CMD, &c->live, c->live.scans > 0)) != 0 ||
 	    (rc = check_files(c, program)) != 0)
 		return rc;
