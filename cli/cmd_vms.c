@@ -42,7 +42,7 @@
 #define GUEST_KERNEL_MIB 64
 /* qemu's own memory beside the guest's, for the memory check. */
 #define QEMU_OVERHEAD_MIB 64
-#define DEFAULT_DURATION_NS (30 * UINT64_C(1000000000))
+#define DEFAULT_DURATION_NS (45 * UINT64_C(1000000000))
 #define DEFAULT_PAGES_TO_SCAN "1000"
 #define DEFAULT_SLEEP_MS "10"
 

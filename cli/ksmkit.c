@@ -470,7 +470,7 @@ static const char vms_usage[] =
 	"  --fill SIZE        memory each guest fills alike (default 48m; at most\n"
 	"                     --mem less 64m for its kernel)\n"
 	"  --kernel NAME      the guest kernel: 6.1 (default) or 6.12\n"
-	"  --duration T       each run's length from the guests' start (default 30s)\n"
+	"  --duration T       each run's length from the guests' start (default 45s)\n"
 	"  --scans N          or stop after N full scans\n"
 	"  --knob LIST, --pages-to-scan N, --sleep-millisecs N\n"
 	"                     KSM knobs, as for run --cmd (default pages_to_scan 1000,\n"
