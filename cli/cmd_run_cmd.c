@@ -98,7 +98,8 @@ int cli_run_cmd(struct run_cmd_args *c)
 		if (n < 0 && status == KB_OK)
 			status = CLI_FAILED;
 		else if (n >= 0 && !c->quiet)
-			cli_error("%s: --capture: %lld snapshots in %s", CMD, n, c->capture);
+			cli_error("%s: --capture: %lld snapshot%s in %s", CMD, n, n == 1 ? "" : "s",
+				  c->capture);
 	}
 	if (cli_output_close(CMD, out, c->output) != CLI_OK && status == KB_OK)
 		status = CLI_FAILED;
