@@ -236,6 +236,91 @@ struct kb_restore_report {
  */
 int kb_restore(uint64_t wait_ns, struct kb_restore_report *rep, char *msg, size_t msglen);
 
+/* ---- live runs: commands started here, measured on the kernel's KSM ------ */
+
+/*
+ * kb_live_run() starts commands (a program of the user's, qemu guests) and
+ * measures the kernel's KSM on them full scan by full scan, with everything
+ * kb_run() promises: the lock, every knob saved and restored whatever ends
+ * the run, the sentinel, the refusal when someone else's pages are merged or
+ * another process has mergeable memory (checked before the commands start:
+ * they are the run's own, never someone else's). The commands are the
+ * runner's children, in one process group of their own, and die with it
+ * (PR_SET_PDEATHSIG); whatever ends the run, that group is SIGKILLed, every
+ * process left over is reaped, and ksmd then drops their items before the
+ * knobs are restored. Their memory is gone, so nothing of theirs stays
+ * merged. The trace has one process column per command (@name).
+ */
+#define KB_LIVE_MAX_CMDS 16
+
+struct kb_live_cmd {
+	const char *name;      /* trace column: [A-Za-z0-9_-], 1..TRACE_NAME_MAX */
+	const char *path;      /* the program exec'd (execv, no shell fallback); NULL:
+				  argv[0] looked up in PATH (execvp) */
+	char *const *argv;     /* NULL-terminated */
+	bool merge_any;        /* prctl(PR_SET_MEMORY_MERGE, 1) between fork and exec */
+	const char *log_path;  /* its stdout and stderr go here; NULL: both to stderr */
+};
+
+/* Why a live run stopped measuring. */
+enum kb_live_end {
+	KB_LIVE_END_NONE,     /* it did not get as far as measuring */
+	KB_LIVE_END_SCANS,    /* the full scans asked for were done */
+	KB_LIVE_END_DURATION, /* the time asked for ran out */
+	KB_LIVE_END_EXITED,   /* a command exited (exit_index, exit_status) */
+};
+
+/*
+ * Called in the runner process: started() once every command has exec'd
+ * (with their pids, in command order), before ksmd runs; stopping() when
+ * the measurement is over, before the commands are killed. Either may fail
+ * (-1 with a message), which fails the run. Either may be NULL.
+ */
+struct kb_live_hooks {
+	int (*started)(const pid_t *pids, size_t n, void *arg, char *msg, size_t len);
+	int (*stopping)(void *arg, char *msg, size_t len);
+	void *arg;
+};
+
+struct kb_live {
+	const char *name;               /* the trace's workload field ("run --cmd ./x") */
+	const struct kb_live_cmd *cmds;
+	size_t ncmds;                   /* 1..KB_LIVE_MAX_CMDS */
+	uint64_t knobs[WL_KNOB_COUNT];  /* written before the commands start (the
+					   defaults where !knob_given), as a
+					   workload's [global] */
+	bool knob_given[WL_KNOB_COUNT];
+	uint64_t scans;                 /* stop after this many full scans; 0: no limit */
+	uint64_t duration_ns;           /* stop after this long; 0: no limit */
+	bool end_on_exit_ok;            /* a command exiting ends the run as a success
+					   (run --cmd); else it fails the run (a guest) */
+	uint64_t memory_bytes;          /* what the commands will use, against 80% of
+					   MemAvailable; 0: not checked */
+	struct kb_live_hooks hooks;
+};
+
+struct kb_live_result {
+	struct kb_result run;   /* the trace (source "kernel", workload "live") */
+	enum kb_live_end end;
+	int exit_index;         /* KB_LIVE_END_EXITED: the command, else -1 */
+	int exit_status;        /* its wait status */
+};
+
+/* Defaults: nothing to run, knobs at the kernel's defaults, no limit. */
+void kb_live_init(struct kb_live *live);
+
+/*
+ * Run @live with @opt (force, lock_wait_ns, progress, note; the others must
+ * be left at their defaults). Returns a KB_* status, with @msg: KB_BAD_INPUT
+ * when a command cannot be exec'd (its name and errno), KB_SKIPPED as
+ * kb_run() (and without PR_SET_MEMORY_MERGE when a command asks for it),
+ * KB_FAILED when refused, interrupted, or a hook or the kernel failed.
+ * @res is always initialized; free it with kb_live_result_free.
+ */
+int kb_live_run(const struct kb_live *live, const struct kb_options *opt,
+		struct kb_live_result *res, char *msg, size_t msglen);
+void kb_live_result_free(struct kb_live_result *res);
+
 /* Whether any VMA of process @pid is mergeable (the "mg" flag in its smaps). */
 bool kb_pid_has_mergeable_vma(pid_t pid);
 

@@ -271,16 +271,17 @@ static int runner_status(int wstatus, pid_t runner, const struct kb_report *rep,
 	}
 	if (rep->status != KB_OK)
 		kb_fail(msg, len, "%s", rep->message[0] ? rep->message : "the runner failed");
-	return rep->status == KB_OK ? KB_OK : KB_FAILED;
+	/* a live command that cannot be exec'd is the caller's bad input */
+	return rep->status == KB_OK || rep->status == KB_BAD_INPUT ? rep->status : KB_FAILED;
 }
 
-int kb_guard_open(struct kb_guard *g, const struct workload *wl, const struct kb_options *opt,
+int kb_guard_open(struct kb_guard *g, const struct kb_job *job, const struct kb_options *opt,
 		  char *msg, size_t len)
 {
 	int sv[2];
 
 	memset(g, 0, sizeof *g);
-	g->wl = wl;
+	g->job = job;
 	g->opt = opt;
 	g->data_fd = g->sock = -1;
 	g->report = mmap(NULL, sizeof *g->report, PROT_READ | PROT_WRITE,
@@ -334,7 +335,9 @@ int kb_guard_run(struct kb_guard *g, struct kb_lock *lock, struct kb_result *res
 		return kb_fail(msg, len, "cannot fork the runner: %s", strerror(-heard.value));
 	g->runner = heard.value;
 	kb_lock_note_pids(lock, getpid(), g->runner, g->sentinel);
-	if (hear_sentinel(g, &heard, kb_now_ns() + g->wl->timeout_ns + RUNNER_GRACE_NS, true) == 0 &&
+	if (hear_sentinel(g, &heard,
+			  g->job->timeout_ns ? kb_now_ns() + g->job->timeout_ns + RUNNER_GRACE_NS : 0,
+			  true) == 0 &&
 	    heard.kind == KB_SENTINEL_ENDED) {
 		wstatus = heard.value;
 		status = runner_status(wstatus, g->runner, rep, msg, len);
@@ -346,6 +349,8 @@ int kb_guard_run(struct kb_guard *g, struct kb_lock *lock, struct kb_result *res
 		status = KB_FAILED;
 	}
 	kb_lock_note_pids(lock, getpid(), 0, g->sentinel);
+	if (g->job->take_report)
+		g->job->take_report(g->job->out, rep);
 	res->measurement = rep->measurement;
 	res->invalid_rows = rep->invalid_rows;
 	if (rep->finished && read_results(rep, g->data_fd, res, msg, len) != 0)

@@ -55,6 +55,10 @@ const char *kb_errno_name(int err);
 const char *kb_size_text(uint64_t bytes, char *buf, size_t len);
 /* The process's command name (comm), or "?" */
 void kb_comm_of(pid_t pid, char *buf, size_t len);
+/* SIGKILL every child of this process (of any of its threads: forked, or
+ * reparented to it as a subreaper); how many. Only for a process whose every
+ * child belongs to the run (the sentinel, the live runner). */
+unsigned kb_kill_children(void);
 
 /* ---- kb_knobs.c: the knob store --------------------------------------------- */
 
@@ -101,6 +105,10 @@ int kb_check_others(char *msg, size_t len);
 bool kb_others_have_merged(pid_t our_pgid, char *who, size_t len);
 /* The workload's memory against 80% of MemAvailable. 0, or -1 with a message. */
 int kb_check_memory(const struct workload *wl, char *msg, size_t len);
+/* The same for @need bytes that @what ("the commands") will use. */
+int kb_check_memory_need(uint64_t need, const char *what, char *msg, size_t len);
+/* Root and KSM, the checks every run makes first: KB_OK or KB_SKIPPED. */
+int kb_check_root_and_ksm(char *msg, size_t len);
 /* NUMA nodes with memory, from sysfs (1 without NUMA). */
 int kb_node_count(void);
 /* The THP settings a huge page depends on, for messages:
@@ -300,12 +308,46 @@ struct kb_report {
 	uint64_t invalid_rows;
 	uint64_t trace_bytes;
 	uint64_t npages, ndirty;
+	int32_t live_end;         /* live runs: enum kb_live_end */
+	int32_t live_exit_index;  /* live runs: the command that exited, or -1 */
+	int32_t live_exit_status; /* its wait status */
 };
 
 /* The runner's whole life: knobs, processes, lockstep, teardown, results.
  * Returns the status it also put in @report. */
 int kb_runner_main(const struct workload *wl, const struct kb_options *opt,
 		   struct kb_report *report, int data_fd);
+/* The results a runner hands over: @trace as CSV into @data_fd, then @c's
+ * captures (may be NULL); sets the report's sizes and finished. 0 or -1. */
+int kb_report_results(struct kb_report *rep, const struct trace *trace,
+		      const struct kb_capture *c, int data_fd);
+
+/* ---- kb_session.c: a guarded run of any kind ------------------------------------ */
+
+/*
+ * What a guarded run does in its runner process: a workload (kb_run.c) or
+ * live commands (kb_live.c). The session around it is the same: lock,
+ * sentinel, recovery, refusals, knobs saved, the runner, settle, restore.
+ */
+struct kb_job {
+	/* The runner's whole life; returns the status it also put in @report. */
+	int (*main)(const void *arg, const struct kb_options *opt, struct kb_report *report,
+		    int data_fd);
+	const void *arg;
+	uint64_t timeout_ns;   /* the runner's own limit, after which the guardian kills
+				  it (with a grace period); 0: none */
+	uint64_t lock_wait_ns; /* waiting for another backend, unless opt->lock_wait_ns */
+	/* Refuse what does not fit in memory: 0, or -1 with a message. */
+	int (*check_memory)(const void *arg, char *msg, size_t len);
+	/* Once the runner has ended: what its report says beyond the result
+	 * (may be NULL). */
+	void (*take_report)(void *out, const struct kb_report *rep);
+	void *out;
+};
+
+/* kb_run() after its machine checks: everything from the lock on, for @job. */
+int kb_session_run(const struct kb_job *job, const struct kb_options *opt, struct kb_result *res,
+		   char *msg, size_t msglen);
 
 /* ---- kb_guard.c: the guardian --------------------------------------------------- */
 
@@ -328,7 +370,7 @@ void kb_signals_become_sentinel(void);
  * knobs (kb_recover_saved) and ends the run's processes.
  */
 struct kb_guard {
-	const struct workload *wl;
+	const struct kb_job *job;
 	const struct kb_options *opt;
 	struct kb_report *report; /* shared with the runner (MAP_SHARED) */
 	int data_fd;              /* the runner's results (memfd) */
@@ -340,7 +382,7 @@ struct kb_guard {
 
 /* Prepare the shared report and fork the sentinel, which holds @lock's open
  * file (so the lock lasts as long as it does). 0, or -1 with a message. */
-int kb_guard_open(struct kb_guard *g, const struct workload *wl, const struct kb_options *opt,
+int kb_guard_open(struct kb_guard *g, const struct kb_job *job, const struct kb_options *opt,
 		  char *msg, size_t len);
 /* Have the sentinel fork the runner, wait for it and every workload process,
  * read its report into @res. Returns the run's KB_* status with @msg. */

@@ -282,13 +282,8 @@ static int check_uffd_wp(const struct workload *wl, char *msg, size_t len)
 		       "skipped", wl->path, ev->line, ev->name, lacks);
 }
 
-int kb_check_machine(const struct workload *wl, const struct kb_options *opt, char *msg,
-		     size_t len)
+int kb_check_root_and_ksm(char *msg, size_t len)
 {
-	int status = check_measurement(wl, opt->measure, msg, len);
-
-	if (status != KB_OK)
-		return status;
 	if (geteuid() != 0) {
 		kb_fail(msg, len, "ksmkit run needs root: KSM's knobs are root's, and only root "
 				  "sees page frames in pagemap; skipped");
@@ -299,6 +294,19 @@ int kb_check_machine(const struct workload *wl, const struct kb_options *opt, ch
 				  ": CONFIG_KSM is off); skipped");
 		return KB_SKIPPED;
 	}
+	return KB_OK;
+}
+
+int kb_check_machine(const struct workload *wl, const struct kb_options *opt, char *msg,
+		     size_t len)
+{
+	int status = check_measurement(wl, opt->measure, msg, len);
+
+	if (status != KB_OK)
+		return status;
+	status = kb_check_root_and_ksm(msg, len);
+	if (status != KB_OK)
+		return status;
 	if (wl->knob_given[WL_KNOB_MERGE_ACROSS_NODES] && !kb_knob_exists("merge_across_nodes")) {
 		kb_fail(msg, len, "%s: [global] merge_across_nodes: this kernel has no such knob "
 				  "(CONFIG_NUMA is off); skipped",
@@ -504,21 +512,28 @@ static int mem_available(uint64_t *bytes)
 	return 0;
 }
 
-int kb_check_memory(const struct workload *wl, char *msg, size_t len)
+int kb_check_memory_need(uint64_t need, const char *what, char *msg, size_t len)
 {
-	uint64_t need = 0, avail;
+	uint64_t avail;
 	char a[32], b[32];
 
-	for (size_t i = 0; i < wl->nregions; i++)
-		if (wl->regions[i].fill != WL_FILL_NONE)
-			need += wl->regions[i].pages * KB_PAGE_SIZE;
 	if (mem_available(&avail) != 0)
 		return kb_fail(msg, len, "cannot read MemAvailable from /proc/meminfo");
 	if (need / MEMORY_SHARE_PERCENT > avail / 100)
 		return kb_fail(msg, len,
 			       "%s needs %s of memory, more than %d%% of MemAvailable (%s): "
 			       "refusing to run it",
-			       wl->path, kb_size_text(need, a, sizeof a), MEMORY_SHARE_PERCENT,
+			       what, kb_size_text(need, a, sizeof a), MEMORY_SHARE_PERCENT,
 			       kb_size_text(avail, b, sizeof b));
 	return 0;
+}
+
+int kb_check_memory(const struct workload *wl, char *msg, size_t len)
+{
+	uint64_t need = 0;
+
+	for (size_t i = 0; i < wl->nregions; i++)
+		if (wl->regions[i].fill != WL_FILL_NONE)
+			need += wl->regions[i].pages * KB_PAGE_SIZE;
+	return kb_check_memory_need(need, wl->path, msg, len);
 }

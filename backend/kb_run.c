@@ -604,9 +604,9 @@ static int runner_finish(struct kb_runner *r, bool ok)
 	return rc;
 }
 
-static int write_results(struct kb_runner *r, int data_fd)
+int kb_report_results(struct kb_report *rep, const struct trace *trace,
+		      const struct kb_capture *c, int data_fd)
 {
-	struct kb_report *rep = r->report;
 	char *text = NULL;
 	size_t size = 0;
 	FILE *mem = open_memstream(&text, &size);
@@ -614,26 +614,29 @@ static int write_results(struct kb_runner *r, int data_fd)
 
 	if (!mem)
 		return -1;
-	if (trace_write_csv(r->trace, mem) == 0 && fclose(mem) == 0) {
+	if (trace_write_csv(trace, mem) == 0 && fclose(mem) == 0) {
 		mem = NULL;
 		rc = kb_write_full(data_fd, text, size);
-		if (rc == 0 && r->capture.npages)
-			rc = kb_write_full(data_fd, r->capture.pages,
-					   r->capture.npages * sizeof *r->capture.pages);
-		if (rc == 0 && r->capture.ndirty)
-			rc = kb_write_full(data_fd, r->capture.dirty,
-					   r->capture.ndirty * sizeof *r->capture.dirty);
+		if (rc == 0 && c && c->npages)
+			rc = kb_write_full(data_fd, c->pages, c->npages * sizeof *c->pages);
+		if (rc == 0 && c && c->ndirty)
+			rc = kb_write_full(data_fd, c->dirty, c->ndirty * sizeof *c->dirty);
 	}
 	if (mem)
 		fclose(mem);
 	free(text);
 	if (rc == 0) {
 		rep->trace_bytes = size;
-		rep->npages = r->capture.npages;
-		rep->ndirty = r->capture.ndirty;
+		rep->npages = c ? c->npages : 0;
+		rep->ndirty = c ? c->ndirty : 0;
 		rep->finished = true;
 	}
 	return rc;
+}
+
+static int write_results(struct kb_runner *r, int data_fd)
+{
+	return kb_report_results(r->report, r->trace, &r->capture, data_fd);
 }
 
 static int runner_init(struct kb_runner *r, const struct workload *wl, const struct kb_options *opt,

@@ -108,7 +108,7 @@ static void __attribute__((noreturn)) run_child(struct sentinel *s)
 		_exit(KB_FAILED); /* the sentinel is already gone */
 	prctl(PR_SET_NAME, "ksmkit-runner", 0, 0, 0);
 	kb_signals_become_runner();
-	_exit(kb_runner_main(g->wl, g->opt, g->report, g->data_fd));
+	_exit(g->job->main(g->job->arg, g->opt, g->report, g->data_fd));
 }
 
 static void start_runner(struct sentinel *s)
@@ -134,9 +134,10 @@ static void start_runner(struct sentinel *s)
 
 /*
  * Kill what is left of the runner's process group and reap every child
- * (orphaned workload processes come here: we are their subreaper) until
- * the group is gone. The runner itself is reaped already, or is a zombie
- * that keeps the group's id from being reused until we reap it here.
+ * (orphaned workload processes come here: we are their subreaper, and every
+ * child of ours is the run's, so each is killed) until none is left. The
+ * runner itself is reaped already, or is a zombie that keeps the group's id
+ * from being reused until we reap it here.
  */
 static void end_group(pid_t pgid)
 {
@@ -153,6 +154,8 @@ static void end_group(pid_t pgid)
 		if (kb_now_ns() > end)
 			return;
 		kill(-pgid, SIGKILL);
+		/* a live run's command that left the group: orphaned, it came here */
+		kb_kill_children();
 		kb_sleep_ns(POLL_NS);
 	}
 }

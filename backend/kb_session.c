@@ -105,7 +105,7 @@ static int refuse_or_note_others(const struct kb_options *opt, char *msg, size_t
 }
 
 /* Steps 5 to 7 with the sentinel standing by. */
-static int guarded_run(struct kb_guard *guard, struct kb_lock *lock, const struct workload *wl,
+static int guarded_run(struct kb_guard *guard, struct kb_lock *lock, const struct kb_job *job,
 		       const struct kb_options *opt, struct kb_result *res, char *msg,
 		       size_t msglen)
 {
@@ -114,7 +114,8 @@ static int guarded_run(struct kb_guard *guard, struct kb_lock *lock, const struc
 	int status = KB_FAILED, others;
 
 	if (recover(opt, msg, msglen) != 0 || (others = refuse_or_note_others(opt, msg, msglen)) < 0 ||
-	    kb_check_memory(wl, msg, msglen) != 0 || kb_knobs_save(&saved, msg, msglen) != 0 ||
+	    job->check_memory(job->arg, msg, msglen) != 0 ||
+	    kb_knobs_save(&saved, msg, msglen) != 0 ||
 	    kb_knobs_write_file(&saved, KB_SAVED_FILE, msg, msglen) != 0)
 		return KB_FAILED;
 	/* Items of processes gone since some earlier run would show in the
@@ -137,11 +138,44 @@ static int guarded_run(struct kb_guard *guard, struct kb_lock *lock, const struc
 	return status;
 }
 
-int kb_run(const struct workload *wl, const struct kb_options *opt, struct kb_result *res,
-	   char *msg, size_t msglen)
+int kb_session_run(const struct kb_job *job, const struct kb_options *opt, struct kb_result *res,
+		   char *msg, size_t msglen)
 {
 	struct kb_guard guard;
 	struct kb_lock lock;
+	int status;
+
+	if (kb_lock_acquire(&lock, opt->lock_wait_ns ? opt->lock_wait_ns : job->lock_wait_ns, opt,
+			    msg, msglen) != 0)
+		return KB_FAILED;
+	kb_signals_install();
+	status = KB_FAILED;
+	if (kb_guard_open(&guard, job, opt, msg, msglen) == 0) {
+		kb_lock_note_pids(&lock, getpid(), 0, guard.sentinel);
+		status = guarded_run(&guard, &lock, job, opt, res, msg, msglen);
+	}
+	kb_guard_close(&guard);
+	kb_signals_restore();
+	kb_lock_release(&lock);
+	return status;
+}
+
+static int workload_main(const void *arg, const struct kb_options *opt, struct kb_report *report,
+			 int data_fd)
+{
+	return kb_runner_main(arg, opt, report, data_fd);
+}
+
+static int workload_memory(const void *arg, char *msg, size_t len)
+{
+	return kb_check_memory(arg, msg, len);
+}
+
+int kb_run(const struct workload *wl, const struct kb_options *opt, struct kb_result *res,
+	   char *msg, size_t msglen)
+{
+	struct kb_job job = { .main = workload_main, .arg = wl, .timeout_ns = wl->timeout_ns,
+			      .lock_wait_ns = wl->timeout_ns, .check_memory = workload_memory };
 	int status;
 
 	memset(res, 0, sizeof *res);
@@ -150,17 +184,5 @@ int kb_run(const struct workload *wl, const struct kb_options *opt, struct kb_re
 	status = kb_check_machine(wl, opt, msg, msglen);
 	if (status != KB_OK)
 		return status;
-	if (kb_lock_acquire(&lock, opt->lock_wait_ns ? opt->lock_wait_ns : wl->timeout_ns, opt,
-			    msg, msglen) != 0)
-		return KB_FAILED;
-	kb_signals_install();
-	status = KB_FAILED;
-	if (kb_guard_open(&guard, wl, opt, msg, msglen) == 0) {
-		kb_lock_note_pids(&lock, getpid(), 0, guard.sentinel);
-		status = guarded_run(&guard, &lock, wl, opt, res, msg, msglen);
-	}
-	kb_guard_close(&guard);
-	kb_signals_restore();
-	kb_lock_release(&lock);
-	return status;
+	return kb_session_run(&job, opt, res, msg, msglen);
 }

@@ -8,9 +8,11 @@
 #include "config.h"
 #include "kb_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,4 +218,35 @@ void kb_comm_of(pid_t pid, char *buf, size_t len)
 		return;
 	}
 	buf[strcspn(buf, "\n")] = '\0';
+}
+
+unsigned kb_kill_children(void)
+{
+	char path[320], text[4096];
+	unsigned killed = 0;
+	DIR *tasks = opendir("/proc/self/task");
+	struct dirent *de;
+
+	if (!tasks)
+		return 0;
+	/* each thread's children: a process forked by any thread, or reparented */
+	while ((de = readdir(tasks)) != NULL) {
+		char *p, *end;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/children", de->d_name);
+		if (kb_read_file(path, text, sizeof text) <= 0)
+			continue;
+		for (p = text;; p = end) {
+			long pid = strtol(p, &end, 10);
+
+			if (end == p || pid <= 0)
+				break;
+			if (kill((pid_t)pid, SIGKILL) == 0)
+				killed++;
+		}
+	}
+	closedir(tasks);
+	return killed;
 }

@@ -73,5 +73,6 @@ int cmd_sweep(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
+int cmd_vms(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@
 #include "backend.h"
 #include "cli.h"
 #include "cli_args.h"
+#include "cli_live.h"
 #include "cli_output.h"
 #include "expect.h"
 #include "guest.h"
@@ -206,7 +207,8 @@ static int write_capture(const char *path, const struct kb_result *res, const st
 
 enum {
 	OPT_CSV = 256, OPT_JSON, OPT_FORCE, OPT_PER_BATCH, OPT_PAGES, OPT_DIRTY, OPT_MEASURE,
-	OPT_GUEST,
+	OPT_GUEST, OPT_CMD, OPT_SCANS, OPT_DURATION, OPT_KNOB, OPT_PAGES_TO_SCAN, OPT_SLEEP,
+	OPT_CAPTURE,
 };
 
 static const struct cli_opt run_options[] = {
@@ -220,6 +222,13 @@ static const struct cli_opt run_options[] = {
 	{ "soft-dirty", 0, true, OPT_DIRTY },
 	{ "measure", 0, true, OPT_MEASURE },
 	{ "guest", 0, true, OPT_GUEST },
+	{ "cmd", 0, false, OPT_CMD },
+	{ "scans", 0, true, OPT_SCANS },
+	{ "duration", 0, true, OPT_DURATION },
+	{ "knob", 0, true, OPT_KNOB },
+	{ "pages-to-scan", 0, true, OPT_PAGES_TO_SCAN },
+	{ "sleep-millisecs", 0, true, OPT_SLEEP },
+	{ "capture", 0, true, OPT_CAPTURE },
 	{ NULL, 0, false, 0 },
 };
 
@@ -228,6 +237,16 @@ static const struct cli_rule run_rules[] = {
 	{ CLI_EXCLUDES, "guest measure", "a guest's times measure the emulator (TCG), not KSM",
 	  0, 0, NULL },
 	{ CLI_EXCLUDES, "guest force", "a guest never touches this machine's KSM", 0, 0, NULL },
+	{ CLI_EXCLUDES, "cmd per-batch pages soft-dirty measure guest",
+	  "--cmd measures a command, not a workload's regions", 0, 0, NULL },
+	{ CLI_NEEDS, "scans cmd", "a workload says when it stops", 0, 0, NULL },
+	{ CLI_NEEDS, "duration cmd", "a workload says when it stops", 0, 0, NULL },
+	{ CLI_NEEDS, "knob cmd", "a workload sets knobs in its [global]", 0, 0, NULL },
+	{ CLI_NEEDS, "pages-to-scan cmd", "a workload sets knobs in its [global]", 0, 0, NULL },
+	{ CLI_NEEDS, "sleep-millisecs cmd", "a workload sets knobs in its [global]", 0, 0, NULL },
+	{ CLI_NEEDS, "capture cmd", "ksmkit capture -- CMD captures a command alone", 0, 0,
+	  NULL },
+	{ CLI_OPERANDS, "cmd", NULL, 1, -1, "a command after --" },
 	{ 0, NULL, NULL, 0, 0, NULL },
 };
 
@@ -246,17 +265,63 @@ static int check_outputs(const struct run_args *a)
 	return cli_check_outputs("run", outputs, 3, &workload, 1);
 }
 
-static int parse_args(int argc, char **argv, struct run_args *a)
+/* run --cmd: its options, to cmd_run_cmd.c. */
+static int parse_cmd_args(struct cli_args *args, bool had_dashdash, struct run_cmd_args *c)
 {
-	struct cli_args args;
+	const char *value;
+	int opt, rc = 0;
+	long n;
+
+	memset(c, 0, sizeof *c);
+	kb_live_init(&c->live);
+	while (rc == 0 && (opt = cli_args_next(args, &value)) != -1) {
+		switch (opt) {
+		case OPT_CSV: c->csv = true; break;
+		case OPT_JSON: c->json = true; break;
+		case 'o': c->output = value; break;
+		case 'q': c->quiet = true; break;
+		case OPT_FORCE: c->force = true; break;
+		case OPT_SCANS:
+			rc = cli_number("run", "--scans", value, 1, 1000000000L, &n);
+			c->live.scans = (uint64_t)n;
+			break;
+		case OPT_DURATION:
+			if (wl_parse_time(value, &c->live.duration_ns) != 0 || !c->live.duration_ns) {
+				cli_error("run: --duration: '%s' is not a time above 0 (like 30s, 2m)",
+					  value);
+				rc = CLI_USAGE;
+			}
+			break;
+		case OPT_KNOB: rc = cli_live_knobs("run", value, &c->live); break;
+		case OPT_PAGES_TO_SCAN:
+			rc = cli_live_knob("run", "--pages-to-scan", "pages_to_scan", value, &c->live);
+			break;
+		case OPT_SLEEP:
+			rc = cli_live_knob("run", "--sleep-millisecs", "sleep_millisecs", value,
+					   &c->live);
+			break;
+		case OPT_CAPTURE: c->capture = value; break;
+		}
+	}
+	if (rc)
+		return rc;
+	if (!had_dashdash) {
+		cli_error("run: --cmd: the command goes after --: ksmkit run --cmd -- %s",
+			  args->operand[0]);
+		return CLI_USAGE;
+	}
+	c->argv = args->operand;
+	return 0;
+}
+
+static int parse_args(struct cli_args *args, struct run_args *a)
+{
 	const char *value;
 	int opt, m;
 
 	memset(a, 0, sizeof *a);
 	kb_options_init(&a->opt);
-	if (cli_args_parse(&run_spec, argc, argv, &args) != 0)
-		return CLI_USAGE;
-	while ((opt = cli_args_next(&args, &value)) != -1) {
+	while ((opt = cli_args_next(args, &value)) != -1) {
 		switch (opt) {
 		case OPT_CSV:
 			a->format = FORMAT_CSV;
@@ -297,7 +362,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 			break;
 		}
 	}
-	a->path = args.operand[0];
+	a->path = args->operand[0];
 	return check_outputs(a) == 0 ? CLI_OK : CLI_USAGE;
 }
 
@@ -365,11 +430,23 @@ int cmd_run(int argc, char **argv)
 	struct workload *wl;
 	struct wl_error err;
 	struct kb_result res;
+	struct cli_args args;
 	char msg[2048];
 	FILE *out = stdout;
+	bool had_dashdash = false;
 	int status, rc;
 
-	rc = parse_args(argc, argv, &a);
+	for (int i = 1; i < argc && !had_dashdash; i++)
+		had_dashdash = strcmp(argv[i], "--") == 0;
+	if (cli_args_parse(&run_spec, argc, argv, &args) != 0)
+		return CLI_USAGE;
+	if (cli_args_has(&args, OPT_CMD)) {
+		struct run_cmd_args c;
+
+		rc = parse_cmd_args(&args, had_dashdash, &c);
+		return rc != 0 ? rc : cli_run_cmd(&c);
+	}
+	rc = parse_args(&args, &a);
 	if (rc != CLI_OK)
 		return rc;
 	if (wl_parse_file(a.path, &wl, &err) != 0) {

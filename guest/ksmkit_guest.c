@@ -10,6 +10,10 @@
  * It owns nothing but that loop and the result format's writing side; it
  * never decides whether results are right (the host compares them). On the
  * host, `ksmkit-guest --kernels` tells guest/prepare which kernels to fetch.
+ * `ksmkit-guest --fill MIB` is the workload of `ksmkit vms` instead (/init
+ * runs it when the kernel command line says ksmkit.fill=MIB): it fills MIB
+ * MiB with pages that are distinct from each other but the same in every
+ * guest, says so on the console, and waits to be killed with its guest.
  */
 #include "config.h"
 #include "backend.h"
@@ -278,6 +282,35 @@ static int list_kernels(void)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* splitmix64: a page's words from its index, the same in every guest. */
+static uint64_t mix(uint64_t x)
+{
+	x += UINT64_C(0x9e3779b97f4a7c15);
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+/* `ksmkit-guest --fill MIB`: ksmkit vms's guest workload. */
+static int fill_and_wait(const char *text)
+{
+	unsigned long mib = strtoul(text, NULL, 10);
+	size_t words = mib << 17, per_page = 4096 / sizeof(uint64_t); /* 8-byte words */
+	uint64_t *mem = malloc(words * sizeof *mem);
+
+	if (!mib || !mem) {
+		fprintf(stderr, "ksmkit-guest: --fill %s: %s\n", text,
+			mib ? "out of memory" : "not a size in MiB above 0");
+		return 1;
+	}
+	for (size_t w = 0; w < words; w++)
+		mem[w] = mix(w / per_page) + w % per_page;
+	printf("ksmkit-guest: filled %lu MiB\n", mib);
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : KG_JOB_DIR;
@@ -288,6 +321,8 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && strcmp(argv[1], "--kernels") == 0)
 		return list_kernels();
+	if (argc == 3 && strcmp(argv[1], "--fill") == 0)
+		return fill_and_wait(argv[2]);
 	out = open_port(device);
 	if (!out) {
 		fprintf(stderr, "ksmkit-guest: cannot open %s: %s\n", device, strerror(errno));

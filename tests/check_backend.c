@@ -101,7 +101,8 @@ static void save_knobs(struct kb_knob_set *set)
 	ck_assert_msg(kb_knobs_save_idle(set, IDLE_WAIT_NS, msg, sizeof msg) == 0, "%s", msg);
 }
 
-/* Processes whose command name starts with "wl:" (workload processes). */
+/* Processes whose command name starts with "wl:" (workload processes), or
+ * is live-fill (what the run --cmd tests measure). */
 static int workload_processes(void)
 {
 	DIR *proc = opendir("/proc");
@@ -122,7 +123,8 @@ static int workload_processes(void)
 			continue;
 		n = read(fd, comm, sizeof comm - 1);
 		close(fd);
-		if (n > 3 && strncmp(comm, "wl:", 3) == 0)
+		if ((n > 3 && strncmp(comm, "wl:", 3) == 0) ||
+		    (n >= 9 && strncmp(comm, "live-fill", 9) == 0))
 			count++;
 	}
 	closedir(proc);
@@ -1817,6 +1819,187 @@ END_TEST
 
 /* ======================= the suites ========================================== */
 
+/* ---- live runs: ksmkit run --cmd ---------------------------------------------- */
+
+#define LIVE_FILL BUILDDIR "/tests/live-fill"
+
+/* The trace ksmkit printed as CSV in @c. */
+static struct trace *read_cli_trace(struct cli *c)
+{
+	FILE *in = fmemopen(c->out, strlen(c->out), "r");
+	struct trace *t = NULL;
+	char err[256];
+
+	ck_assert_ptr_nonnull(in);
+	ck_assert_msg(trace_read_csv(in, "run --cmd", &t, err, sizeof err) == 0, "%s\n%s", err,
+		      c->out);
+	fclose(in);
+	return t;
+}
+
+/*
+ * 2000 pages of 4 values, 500 copies each: with max_page_sharing 256 each
+ * value needs a chain of two KSM pages, so 8 pages shared and 1992 sharing,
+ * 4 chains of 2 dups, and the command's own ksm_merging_pages 2000; its
+ * own few pages (stack, libc's data) are each unique.
+ */
+START_TEST(test_live_cmd_merges)
+{
+	char cap[] = "/tmp/ksmkit-check-cap-XXXXXX";
+	const char *args[] = { "ksmkit", "run", "--cmd", "--scans", "8", "--pages-to-scan",
+			       "5000", "--sleep-millisecs", "10", "--csv", "--capture", cap, "--",
+			       LIVE_FILL, "2000", "4", NULL };
+	struct kb_knob_set before;
+	const struct trace_row *last;
+	struct trace *t;
+	struct cli c;
+	int fd = mkstemp(cap);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	save_knobs(&before);
+	cli_start_capturing(&c, false, true, args);
+	ck_assert_msg(cli_finish(&c) == 0, "exit %d: %s", c.status, c.err);
+	t = read_cli_trace(&c);
+	ck_assert_int_eq(t->nrows, 9);
+	ck_assert_int_eq(t->nprocs, 1);
+	last = &t->row[t->nrows - 1];
+	ck_assert_int_eq(last->scan, 8);
+	ck_assert_int_eq(last->counter[TRACE_PAGES_SHARED], 8);
+	ck_assert_int_eq(last->counter[TRACE_PAGES_SHARING], 1992);
+	ck_assert_int_eq(last->counter[TRACE_STABLE_NODE_CHAINS], 4);
+	ck_assert_int_eq(last->counter[TRACE_STABLE_NODE_DUPS], 8);
+	ck_assert(last->proc[0].present);
+	ck_assert_int_eq(last->proc[0].field[TRACE_KSM_MERGING_PAGES], 2000);
+	ck_assert_int_eq(last->proc[0].field[TRACE_KSM_MERGE_ANY], 1);
+	ck_assert_int_eq(t->row[0].counter[TRACE_PAGES_SHARING], 0);
+	ck_assert_msg(strstr(c.err, "ended: 8 full scans done"), "stderr: %s", c.err);
+	ck_assert_msg(strstr(c.err, "snapshots in "), "stderr: %s", c.err);
+	trace_free(t);
+	assert_as_before(&before);
+	unlink(cap);
+}
+END_TEST
+
+/* The command's exit ends the run, and is said. */
+START_TEST(test_live_cmd_exit_ends_run)
+{
+	const char *args[] = { "ksmkit", "run", "--cmd", "--pages-to-scan", "5000", "--", LIVE_FILL,
+			       "300", "3", "1", NULL };
+	struct kb_knob_set before;
+	struct cli c;
+
+	save_knobs(&before);
+	cli_start_capturing(&c, false, true, args);
+	ck_assert_msg(cli_finish(&c) == 0, "exit %d: %s", c.status, c.err);
+	ck_assert_msg(strstr(c.out, "# ended: " LIVE_FILL " exited with status 0"), "out: %s",
+		      c.out);
+	assert_as_before(&before);
+}
+END_TEST
+
+/* A file exec refuses (ENOEXEC) is bad input, found by the runner: exit 2,
+ * knobs restored. */
+START_TEST(test_live_cmd_cannot_exec)
+{
+	char path[] = "/tmp/ksmkit-check-noexec-XXXXXX";
+	const char *args[] = { "ksmkit", "run", "--cmd", "--pages-to-scan", "5000", "--", path,
+			       NULL };
+	struct kb_knob_set before;
+	struct cli c;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "\x7f\x45\x4c\x46garbage", 11), 11);
+	close(fd);
+	ck_assert_int_eq(chmod(path, 0755), 0);
+	save_knobs(&before);
+	cli_start(&c, false, args);
+	ck_assert_msg(cli_finish(&c) == 2, "exit %d: %s", c.status, c.err);
+	ck_assert_msg(strstr(c.err, "cannot run ") && strstr(c.err, "Exec format error"),
+		      "stderr: %s", c.err);
+	assert_as_before(&before);
+	unlink(path);
+}
+END_TEST
+
+/* The live-fill process of the run (the suite runs one at a time). */
+static pid_t live_fill_pid(void)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	ck_assert_ptr_nonnull(proc);
+	while (!found && (de = readdir(proc)) != NULL) {
+		char path[300], comm[32] = "";
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/comm", de->d_name);
+		if ((fd = open(path, O_RDONLY)) < 0)
+			continue;
+		n = read(fd, comm, sizeof comm - 1);
+		close(fd);
+		if (n >= 9 && strncmp(comm, "live-fill", 9) == 0)
+			found = (pid_t)atoi(de->d_name);
+	}
+	closedir(proc);
+	ck_assert_msg(found, "no live-fill process");
+	return found;
+}
+
+/* Whatever is hit, the command is gone and KSM as it was within 5 s. */
+static const struct interruption live_interruptions[] = {
+	{ V_GUARDIAN, SIGTERM, 1, "interrupted by a signal" },
+	{ V_GUARDIAN, SIGINT, 1, "interrupted by a signal" },
+	{ V_GUARDIAN, SIGKILL, 128 + SIGKILL, NULL },
+	{ V_GUARDIAN_GROUP, SIGKILL, 128 + SIGKILL, NULL },
+	{ V_SENTINEL, SIGKILL, 1, "the sentinel (pid" },
+	{ V_RUNNER, SIGKILL, 1, "was killed by SIGKILL" },
+	{ V_WORKER, SIGKILL, 0, "was killed by signal 9" }, /* the command: its end */
+};
+
+START_TEST(test_live_cmd_interrupted)
+{
+	const struct interruption *in = &live_interruptions[_i];
+	char out[] = "/tmp/ksmkit-check-out-XXXXXX", table[65536] = "";
+	const char *args[] = { "ksmkit", "run", "--cmd", "-q", "-o", out, "--pages-to-scan", "5000",
+			       "--sleep-millisecs", "10", "--knob", "max_page_sharing=64", "--",
+			       LIVE_FILL, "4000", "2", NULL };
+	struct kb_knob_set before;
+	pid_t runner, sentinel, command;
+	struct cli c;
+	double t_hit;
+	int fd = mkstemp(out);
+
+	ck_assert_int_ge(fd, 0);
+	save_knobs(&before);
+	cli_start(&c, false, args);
+	runner = runner_of(c.pid);
+	sentinel = holder_of(c.pid, "sentinel");
+	wait_until_merged();
+	command = live_fill_pid();
+	ck_assert_int_eq(counter("max_page_sharing"), 64);
+	ck_assert_int_ne(getpgid(command), runner); /* its own group */
+	if (in->victim == V_WORKER)
+		kill(command, in->signal);
+	else
+		hit(in->victim, in->signal, c.pid, runner, sentinel);
+	t_hit = now_s();
+	ck_assert_int_eq(cli_finish(&c), in->status);
+	read_all_of(fd, table, sizeof table);
+	if (in->says)
+		ck_assert_msg(strstr(c.err, in->says) || strstr(table, in->says), "stderr: %s",
+			      c.err);
+	assert_restored_within_5s(&before, t_hit);
+	ck_assert_int_eq(kill(command, 0), -1);
+	unlink(out);
+}
+END_TEST
+
 static TCase *tcase(Suite *s, const char *name)
 {
 	TCase *tc = tcase_create(name);
@@ -1870,6 +2053,13 @@ static Suite *backend_suite(void)
 	tcase_add_test(tc, test_idle_snapshot_waits_for_a_run);
 	tcase_add_test(tc, test_killed_whole_next_run_restores);
 	tcase_add_test(tc, test_restore_command);
+
+	tc = tcase(s, "live");
+	tcase_add_test(tc, test_live_cmd_merges);
+	tcase_add_test(tc, test_live_cmd_exit_ends_run);
+	tcase_add_test(tc, test_live_cmd_cannot_exec);
+	tcase_add_loop_test(tc, test_live_cmd_interrupted, 0,
+			    (int)(sizeof live_interruptions / sizeof live_interruptions[0]));
 
 	tc = tcase(s, "refusals");
 	tcase_add_test(tc, test_refuses_other_ksm_user);
