@@ -347,11 +347,48 @@ static int apply_event(struct run *r, size_t index)
 	return 0;
 }
 
+/*
+ * The snapshots of capture regions due at this point, region by region in
+ * file order, before the point's writers and events: each changed page is
+ * filled with its token's value, or discarded when the snapshot has it
+ * absent (the next snapshot that has it present faults it in again).
+ */
+static int replay_captures(struct run *r)
+{
+	for (size_t i = 0; i < r->wl->nregions; i++) {
+		const struct wl_region *reg = &r->wl->regions[i];
+		const struct wl_capture_step *step;
+		int area;
+
+		if (!reg->capture || !(step = wl_capture_step_at(reg->capture, r->scans)))
+			continue;
+		area = area_for(r, reg->process, i);
+		for (size_t c = step->first; c < step->first + step->count; c++) {
+			const struct wl_capture_change *ch = &reg->capture->changes[c];
+			uint64_t value;
+			int err = wl_capture_value(reg->capture, ch->content, &value)
+					  ? sim_fill(r->s, area, ch->page, value)
+					  : sim_discard(r->s, area, ch->page, 1);
+
+			if (err)
+				return fail(r, "[region %s]: snapshot %llu, page %llu: %s", reg->name,
+					    (unsigned long long)step->snapshot,
+					    (unsigned long long)ch->page, strerror(err));
+			r->prog.writes++;
+			worked(r, 1);
+		}
+	}
+	return 0;
+}
+
 static int apply_steps(struct run *r)
 {
 	struct wl_step steps[64], *all = steps;
 	size_t n = wl_steps_after_scan(r->wl, r->scans, steps, 64);
 	int rc = 0;
+
+	if (replay_captures(r) != 0)
+		return -1;
 
 	if (n > 64) {
 		all = malloc(n * sizeof(*all));
