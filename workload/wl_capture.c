@@ -480,7 +480,37 @@ void wl_capture_free(struct wl_capture *cap)
 	free(cap->steps);
 	free(cap->changes);
 	free(cap->tokens);
+	free(cap->fresh);
 	free(cap);
+}
+
+int wl_capture_assign_values(struct workload *wl, uint64_t *next)
+{
+	struct token_map all = { 0 };
+	int rc = 0;
+
+	for (size_t r = 0; r < wl->nregions && rc == 0; r++) {
+		struct wl_capture *cap = wl->regions[r].capture;
+
+		if (!cap)
+			continue;
+		if (!(cap->fresh = malloc((cap->ntokens ? cap->ntokens : 1) * sizeof *cap->fresh))) {
+			rc = -1;
+			break;
+		}
+		for (uint64_t i = 0; i < cap->ntokens; i++) {
+			uint64_t index = map_index(&all, cap->tokens[i]);
+
+			if (index == UINT64_MAX) {
+				rc = -1;
+				break;
+			}
+			cap->fresh[i] = *next + index;
+		}
+	}
+	*next += all.count;
+	map_free(&all);
+	return rc;
 }
 
 /* ---- the engines' view ------------------------------------------------------- */
@@ -489,7 +519,7 @@ bool wl_capture_value(const struct wl_capture *cap, uint64_t content, uint64_t *
 {
 	if (content == WL_CAPTURE_ABSENT)
 		return false;
-	*value = content == 0 ? 0 : content_fresh_value(cap->value_base + content - 1);
+	*value = content == 0 ? 0 : content_fresh_value(cap->fresh[content - 1]);
 	return true;
 }
 

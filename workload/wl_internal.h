@@ -281,6 +281,12 @@ struct wl_capture_spec {
 int wl_capture_load(struct wl_ctx *ctx, const char *title, const struct wl_capture_spec *spec,
 		    struct wl_region *reg);
 void wl_capture_free(struct wl_capture *cap);
+/*
+ * Give every distinct token of the workload's capture regions a fresh
+ * value, from counter *@next on (advanced past them): one token, one value,
+ * in every region that holds it. 0, or -1 when out of memory.
+ */
+int wl_capture_assign_values(struct workload *wl, uint64_t *next);
 /* Writers and events that would make a replay inexact, refused: 0 or -1. */
 int wl_check_captures(struct wl_ctx *ctx);
 

@@ -247,7 +247,9 @@ static bool region_equal(const struct wl_region *a, const struct wl_region *b)
 		       a->capture->stream == b->capture->stream &&
 		       a->capture->first == b->capture->first && a->capture->last == b->capture->last &&
 		       a->capture->every == b->capture->every &&
-		       a->capture->value_base == b->capture->value_base;
+		       a->capture->ntokens == b->capture->ntokens &&
+		       memcmp(a->capture->fresh, b->capture->fresh,
+			      a->capture->ntokens * sizeof(*a->capture->fresh)) == 0;
 	if (a->fill == WL_FILL_GROUPS)
 		return a->ngroups == b->ngroups &&
 		       memcmp(a->groups, b->groups, a->ngroups * sizeof(*a->groups)) == 0;

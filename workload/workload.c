@@ -1416,8 +1416,9 @@ static int parse_actions(struct wl_ctx *ctx, const struct reader *r)
 	return 0;
 }
 
-static void assign_fresh_values(struct workload *wl)
+static int assign_fresh_values(struct wl_ctx *ctx)
 {
+	struct workload *wl = ctx->wl;
 	uint64_t next = 0;
 
 	for (size_t i = 0; i < wl->nregions; i++) {
@@ -1426,17 +1427,16 @@ static void assign_fresh_values(struct workload *wl)
 		wl->regions[i].unique_base = next;
 		next += wl->regions[i].pages;
 	}
-	for (size_t i = 0; i < wl->nregions; i++) {
-		if (!wl->regions[i].capture)
-			continue;
-		wl->regions[i].capture->value_base = next;
-		next += wl->regions[i].capture->ntokens;
+	if (wl_capture_assign_values(wl, &next) != 0) {
+		wl_fail(ctx, 0, "out of memory");
+		return -1;
 	}
 	wl->fresh_start = next;
 	wl->deterministic = wl->stop == WL_STOP_SCANS;
 	for (size_t i = 0; i < wl->nwriters; i++)
 		if (wl->writers[i].when == WL_WHEN_CONTINUOUS)
 			wl->deterministic = false;
+	return 0;
 }
 
 static const struct raw_section *find_global(const struct reader *r)
@@ -1453,8 +1453,9 @@ static int interpret(struct wl_ctx *ctx, const struct reader *r)
 	    parse_regions(ctx, r) != 0 || parse_actions(ctx, r) != 0 ||
 	    wl_parse_expects(ctx, r) != 0)
 		return -1;
-	assign_fresh_values(ctx->wl);
-	return wl_check_captures(ctx) != 0 ? -1 : wl_check_timeline(ctx);
+	if (assign_fresh_values(ctx) != 0 || wl_check_captures(ctx) != 0)
+		return -1;
+	return wl_check_timeline(ctx);
 }
 
 static struct workload *new_workload(const char *name)

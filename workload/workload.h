@@ -245,8 +245,9 @@ struct wl_group {
  * events. A page's content is coded: WL_CAPTURE_ABSENT (not present: never
  * faulted in, or discarded), 0 (a page of zeros, faulted in) or 1 + i for
  * the i-th distinct non-zero token of the capture (tokens[i], in order of
- * first use), whose workload value is content_fresh_value(value_base + i):
- * the simulator needs no bytes, only which pages are equal. The backend
+ * first use), whose workload value is content_fresh_value(fresh[i]), the
+ * same for the same token in every capture region of the workload: the
+ * simulator needs no bytes, only which pages are equal. The backend
  * writes the captured bytes of tokens[i] instead (a --bytes capture).
  */
 #define WL_CAPTURE_ABSENT UINT64_MAX
@@ -278,7 +279,7 @@ struct wl_capture {
 	size_t nchanges;
 	uint64_t *tokens;      /* the distinct non-zero tokens, in order of first use */
 	uint64_t ntokens;
-	uint64_t value_base;   /* fresh counter of tokens[0]'s value */
+	uint64_t *fresh;       /* per token: the fresh counter of its value */
 };
 
 /*
