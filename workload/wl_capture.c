@@ -219,7 +219,7 @@ static int choose_snapshots(struct loader *ld)
 		const struct cap_stream_state *st = &snap->streams[cap->stream];
 		uint64_t at;
 
-		if (snap->index < cap->first || (!cap->all && snap->index > cap->last))
+		if (snap->index < cap->first || (!cap->all && snap->index > spec->last))
 			continue;
 		if (st->status != CAP_STREAM_LIVE || !reached(ld, snap->index, &at)) {
 			if (cap->all && any)
