@@ -8,7 +8,7 @@
  * ranges (a VMA that misses them all is left out), its pages' tokens and
  * flags as they were, the times, full_scans and pauses as they were, and,
  * for a --bytes capture, the bytes of the tokens the cut keeps. Built with
- * `make capture/capture-cut`; uses libksmcapture's public contract only.
+ * `make capture/tools/capture-cut`; uses libksmcapture's public contract only.
  *
  *   capture-cut IN OUT OFFSET+LENGTH[,OFFSET+LENGTH...]   (bytes, 4 KiB multiples,
  *                                                          0x for hex)
