@@ -108,7 +108,8 @@ static void write_capture(const char *path, bool with_bytes)
 		streams[1] = s1;
 		snap.index = k;
 		snap.time_ns = k * 1000000;
-		snap.full_scans = CAP_NO_FULL_SCANS;
+		/* the --bytes capture was taken at full scans 10, 12, 15 */
+		snap.full_scans = with_bytes ? 10 + k * (k + 3) / 2 : CAP_NO_FULL_SCANS;
 		snap.streams = streams;
 		ck_assert_msg(cap_writer_snapshot(w, &snap, &err) == 0, "%s", err.text);
 		cap_stream_state_free(&s0);
@@ -277,9 +278,10 @@ START_TEST(every_and_snapshots_choose_the_schedule)
 }
 END_TEST
 
-START_TEST(the_normalized_form_parses_back_equal)
+/* Print @wl, parse it back from elsewhere, require it equal; the text. */
+static char *assert_round_trip(const struct workload *wl)
 {
-	struct workload *wl = parse_ok(TWO_STREAMS), *again;
+	struct workload *again;
 	struct wl_error err;
 	char *text = NULL;
 	size_t len = 0;
@@ -287,17 +289,45 @@ START_TEST(the_normalized_form_parses_back_equal)
 
 	ck_assert_int_eq(wl_print(wl, f), 0);
 	fclose(f);
+	if (wl_parse_buffer(text, len, "elsewhere/n.wl", &again, &err) != 0)
+		ck_abort_msg("%s\n%s", err.text, text);
+	ck_assert_msg(wl_equal(wl, again), "%s", text);
+	wl_free(again);
+	return text;
+}
+
+START_TEST(every_capture_follows_the_full_scans_it_recorded)
+{
+	struct workload *wl = parse_ok(GLOBAL "[region r]\nfill = capture\ncapture = bytes.cap\n"
+					      "every = capture\n");
+	const struct wl_capture *cap = wl->regions[0].capture;
+
+	ck_assert_uint_eq(cap->every, 0);
+	ck_assert_uint_eq(cap->nsteps, 2);
+	ck_assert_uint_eq(cap->steps[0].at_scan, 2); /* 12 - 10 */
+	ck_assert_uint_eq(cap->steps[1].at_scan, 5); /* 15 - 10 */
+	assert_round_trip(wl);
+	wl_free(wl);
+	wl = parse_ok(GLOBAL "[region r]\nfill = capture\ncapture = bytes.cap\nevery = capture\n"
+			     "snapshots = 1-2\n");
+	ck_assert_uint_eq(wl->regions[0].capture->steps[0].at_scan, 3); /* 15 - 12 */
+	wl_free(wl);
+}
+END_TEST
+
+START_TEST(the_normalized_form_parses_back_equal)
+{
+	struct workload *wl = parse_ok(TWO_STREAMS);
+	char *text = assert_round_trip(wl);
+
 	/* the capture's absolute path: the text parses anywhere */
 	ck_assert_ptr_nonnull(strstr(text, "capture = /"));
 	ck_assert_ptr_nonnull(strstr(text, "stream = 1\nsnapshots = all\nevery = 1\n"));
-	if (wl_parse_buffer(text, len, "elsewhere/n.wl", &again, &err) != 0)
-		ck_abort_msg("%s\n%s", err.text, text);
-	ck_assert(wl_equal(wl, again));
-	wl_free(again);
-	wl_free(wl);
 	free(text);
+	wl_free(wl);
 }
 END_TEST
+
 
 /* Counters of the simulator's run of @text at each scan. */
 static struct trace *sim_trace(const char *text)
@@ -366,6 +396,8 @@ static const struct bad bad_inputs[] = {
 	{ GLOBAL "[region r]\nfill = capture\ncapture = tokens.cap\nsnapshots = 0-2\nevery = 3\n",
 	  "t.wl:7: [region r] snapshot 2 would be replayed at after-scan:6, which never "
 	  "happens: the workload stops after scan 6" },
+	{ GLOBAL "[region r]\nfill = capture\ncapture = tokens.cap\nevery = capture\n",
+	  "t.wl:7: [region r] every = capture: snapshot 0 of tokens.cap has no full_scans" },
 	{ GLOBAL "[region r]\nfill = capture\n", "t.wl:5: [region r] fill = capture needs "
 						 "capture = FILE" },
 	{ GLOBAL "[region r]\nfill = zero\npages = 1\nstream = 1\n",
@@ -457,6 +489,7 @@ int main(void)
 	tcase_add_test(tc, pages_are_the_union_of_the_vmas_and_tokens_become_values);
 	tcase_add_test(tc, snapshots_become_changes_at_their_scans);
 	tcase_add_test(tc, every_and_snapshots_choose_the_schedule);
+	tcase_add_test(tc, every_capture_follows_the_full_scans_it_recorded);
 	tcase_add_test(tc, the_normalized_form_parses_back_equal);
 	tcase_add_test(tc, the_simulator_merges_what_the_snapshots_make_equal);
 	tcase_add_test(tc, zero_pages_are_the_plain_zero_content);

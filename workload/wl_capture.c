@@ -167,6 +167,8 @@ struct loader {
 	struct vma_union u;
 	struct token_map tokens;
 	uint64_t *state;      /* per page: the content of the snapshot before */
+	uint64_t scans0;      /* every = capture: full_scans at snapshot first */
+	uint64_t last_at;     /* the point of the last snapshot chosen */
 	size_t changes_cap, steps_cap;
 };
 
@@ -194,15 +196,49 @@ static char *capture_path(const char *workload, const char *written)
 }
 
 /*
- * Whether snapshot @index is replayed, as far as the schedule goes: its
- * point is reached before the run stops. Sets *at to the point.
+ * The point of snapshot @snap: after-scan:(index - first) * every, or with
+ * every = capture the full scans the capture saw since the first snapshot
+ * replayed (ld->scans0), which must be known and grow. 0, or -1 with the
+ * error recorded.
  */
-static bool reached(const struct loader *ld, uint64_t index, uint64_t *at)
+static int snapshot_point(struct loader *ld, const struct cap_snapshot *snap, uint64_t *at)
+{
+	const struct wl_capture *cap = ld->cap;
+	unsigned line = ld->spec->every_line;
+
+	if (cap->every) {
+		*at = (snap->index - cap->first) * cap->every;
+		return 0;
+	}
+	if (snap->full_scans == CAP_NO_FULL_SCANS) {
+		wl_fail(ld->ctx, line, "%s every = capture: snapshot %llu of %s has no full_scans "
+			"(KSM's counter was unreadable when it was taken)", ld->title,
+			(unsigned long long)snap->index, ld->spec->path);
+		return -1;
+	}
+	if (snap->index == cap->first) {
+		ld->scans0 = snap->full_scans;
+		*at = 0;
+		return 0;
+	}
+	if (snap->full_scans < ld->scans0 || snap->full_scans - ld->scans0 <= ld->last_at) {
+		wl_fail(ld->ctx, line, "%s every = capture: snapshot %llu of %s was taken at "
+			"full_scans %llu, no later than the snapshot before it: two snapshots "
+			"cannot be replayed at one point (take the capture with --every full-scan)",
+			ld->title, (unsigned long long)snap->index, ld->spec->path,
+			(unsigned long long)snap->full_scans);
+		return -1;
+	}
+	*at = snap->full_scans - ld->scans0;
+	return 0;
+}
+
+/* Whether a snapshot at point @at is reached before the run stops. */
+static bool reached(const struct loader *ld, uint64_t at)
 {
 	const struct workload *wl = ld->ctx->wl;
 
-	*at = (index - ld->cap->first) * ld->cap->every;
-	return wl->stop != WL_STOP_SCANS || *at < wl->stop_scans;
+	return wl->stop != WL_STOP_SCANS || at < wl->stop_scans;
 }
 
 /* Pass one: which snapshots are replayed, and the union of their VMAs. */
@@ -221,7 +257,9 @@ static int choose_snapshots(struct loader *ld)
 
 		if (snap->index < cap->first || (!cap->all && snap->index > spec->last))
 			continue;
-		if (st->status != CAP_STREAM_LIVE || !reached(ld, snap->index, &at)) {
+		if (st->status == CAP_STREAM_LIVE && snapshot_point(ld, snap, &at) != 0)
+			return -1;
+		if (st->status != CAP_STREAM_LIVE || !reached(ld, at)) {
 			if (cap->all && any)
 				break;
 			if (st->status != CAP_STREAM_LIVE)
@@ -243,6 +281,7 @@ static int choose_snapshots(struct loader *ld)
 			return -1;
 		}
 		cap->last = snap->index;
+		ld->last_at = at;
 		any = true;
 	}
 	if (rc < 0) {
@@ -363,11 +402,16 @@ static int build_steps(struct loader *ld, uint64_t pages)
 			for (uint64_t p = 0; p < pages; p++)
 				if (next[p] != was[p] && add_change(ld, p, next[p]) != 0)
 					goto oom;
-			reached(ld, snap->index, &at);
+			if (snapshot_point(ld, snap, &at) != 0) /* pass one found it fine */
+				goto out;
+			ld->last_at = at;
 			if (add_step(ld, snap->index, at, first) != 0)
 				goto oom;
 		} else {
 			memcpy(cap->initial, next, pages * sizeof *next);
+			if (snapshot_point(ld, snap, &at) != 0) /* sets scans0 */
+				goto out;
+			ld->last_at = 0;
 		}
 		ld->state = next;
 		next = was;
@@ -380,8 +424,9 @@ static int build_steps(struct loader *ld, uint64_t pages)
 	}
 	return 0;
 oom:
-	free(next);
 	wl_fail(ld->ctx, ld->spec->line, "out of memory");
+out:
+	free(next);
 	return -1;
 }
 

@@ -81,7 +81,10 @@ static void print_region(const struct workload *wl, const struct wl_region *reg,
 		else
 			fprintf(out, "snapshots = %llu-%llu\n", (unsigned long long)cap->first,
 				(unsigned long long)cap->last);
-		fprintf(out, "every = %llu\n", (unsigned long long)cap->every);
+		if (cap->every)
+			fprintf(out, "every = %llu\n", (unsigned long long)cap->every);
+		else
+			fprintf(out, "every = capture\n");
 	}
 	if (reg->node < 0)
 		fprintf(out, "node = any\n");

@@ -563,8 +563,14 @@ static int capture_key(const struct keyctx *k, struct wl_capture_spec *spec)
 		spec->stream_line = k->kv->line;
 		return key_u64(k, 0, UINT32_MAX, &spec->stream);
 	}
-	if (strcmp(key, "every") == 0)
+	if (strcmp(key, "every") == 0) {
+		spec->every_line = k->kv->line;
+		if (strcmp(v, "capture") == 0) {
+			spec->every = 0;
+			return 0;
+		}
 		return key_u64(k, 1, WL_MAX_SCANS, &spec->every);
+	}
 	return region_snapshots(k, spec);
 }
 
@@ -718,6 +724,8 @@ static int parse_region(struct wl_ctx *ctx, const struct raw_section *sec, struc
 		return -1;
 	if (!spec.stream_line)
 		spec.stream_line = spec.line;
+	if (!spec.every_line)
+		spec.every_line = spec.line;
 	if (reg->fill == WL_FILL_CAPTURE && wl_capture_load(ctx, sec->title, &spec, reg) != 0)
 		return -1;
 	proc = find_process(ctx, process);

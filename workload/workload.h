@@ -240,7 +240,8 @@ struct wl_group {
  * one stream of a capture file. Its pages are the union of the stream's VMAs
  * over the snapshots replayed, in address order (a page outside one
  * snapshot's VMAs is absent in it). Snapshot @first fills the region at
- * setup; snapshot first + k is applied at after-scan:k * @every, as the
+ * setup; snapshot first + k is applied at after-scan:k * @every (or, with
+ * every 0, after as many scans as the capture saw since @first), as the
  * changes from the snapshot before it, before the point's writers and
  * events. A page's content is coded: WL_CAPTURE_ABSENT (not present: never
  * faulted in, or discarded), 0 (a page of zeros, faulted in) or 1 + i for
@@ -270,7 +271,8 @@ struct wl_capture {
 	uint32_t stream;       /* which stream of the file */
 	bool all;              /* snapshots = all: every live one the run reaches */
 	uint64_t first, last;  /* the snapshots replayed, inclusive */
-	uint64_t every;        /* scans between two snapshots */
+	uint64_t every;        /* scans between two snapshots; 0: the full scans the
+				  capture recorded (every = capture) */
 	bool with_bytes;       /* the file holds the distinct pages' bytes (--bytes) */
 	uint64_t *initial;     /* per page: its content at snapshot first */
 	struct wl_capture_step *steps; /* snapshots first + 1 .. last */
