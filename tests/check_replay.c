@@ -306,7 +306,7 @@ START_TEST(every_capture_follows_the_full_scans_it_recorded)
 	ck_assert_uint_eq(cap->nsteps, 2);
 	ck_assert_uint_eq(cap->steps[0].at_scan, 2); /* 12 - 10 */
 	ck_assert_uint_eq(cap->steps[1].at_scan, 5); /* 15 - 10 */
-	assert_round_trip(wl);
+	free(assert_round_trip(wl));
 	wl_free(wl);
 	wl = parse_ok(GLOBAL "[region r]\nfill = capture\ncapture = bytes.cap\nevery = capture\n"
 			     "snapshots = 1-2\n");
