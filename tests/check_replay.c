@@ -388,6 +388,8 @@ struct bad {
 static const struct bad bad_inputs[] = {
 	{ GLOBAL "[region r]\nfill = capture\ncapture = nope.cap\n",
 	  "t.wl:6: [region r] capture = nope.cap: cannot read " },
+	{ GLOBAL "[region r]\nfill = capture\ncapture = /dev/null\n",
+	  "t.wl:6: [region r] capture = /dev/null: /dev/null is not a regular file" },
 	{ GLOBAL "[region r]\nfill = capture\ncapture = tokens.cap\nstream = 2\n",
 	  "t.wl:7: [region r] stream = 2: tokens.cap has 2 streams: 0 (pid 100 first), "
 	  "1 (pid 200 second)" },

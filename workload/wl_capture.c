@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---- the distinct tokens: token -> index, open addressing ------------------ */
 
@@ -435,10 +436,17 @@ static int open_capture(struct loader *ld)
 	const struct wl_capture_spec *spec = ld->spec;
 	const struct cap_file_info *info;
 	struct cap_error cerr;
+	struct stat st;
 	char streams[160] = "";
 
 	if (!(ld->cap->path = capture_path(ld->ctx->wl->path, spec->path))) {
 		wl_fail(ld->ctx, spec->line, "out of memory");
+		return -1;
+	}
+	/* a FIFO or a device would block or stream forever: files only */
+	if (stat(ld->cap->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		wl_fail(ld->ctx, spec->line, "%s capture = %s: %s is not a regular file", ld->title,
+			spec->path, ld->cap->path);
 		return -1;
 	}
 	if (cap_reader_open(ld->cap->path, 0, &ld->reader, &cerr) != 0) {
