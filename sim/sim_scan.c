@@ -406,13 +406,92 @@ bool sim_ksmd_batch_begin(struct sim *s)
 	return true;
 }
 
+/* The area of @mm that walk_mm() would look at next, or -1. */
+static int cursor_area(const struct sim *s, uint32_t mm)
+{
+	for (uint32_t i = 0; i < s->narea; i++) {
+		const struct sim_area *a = &s->area[i];
+
+		if (a->mm == mm && a->start + a->npages > s->scan.address)
+			return (int)i;
+	}
+	return -1;
+}
+
+/*
+ * Is the page at @slot one that sim_ksmd_step() would visit and leave as it
+ * is: an existing rmap_item, stable in the node of the KSM page its present,
+ * mergeable PTE maps (cmp_and_merge_page's first return)? Smart scan never
+ * skips a KSM page, so nothing else is touched.
+ */
+static bool page_is_steady(const struct sim *s, uint32_t slot)
+{
+	const struct sim_page *p = &s->page[slot];
+	const uint8_t want = PTE_MAPPED | PTE_MERGEABLE | PTE_PRESENT;
+	const struct sim_frame *f;
+
+	if ((p->pte & (want | PTE_KSM_ZERO)) != want ||
+	    (p->rflags & (RMAP_EXISTS | RMAP_STABLE)) != (RMAP_EXISTS | RMAP_STABLE))
+		return false;
+	f = &s->frame[p->frame];
+	return (f->flags & FRAME_KSM) && p->st.head == f->stable_node;
+}
+
+/*
+ * The steady state in bulk: up to @max pages at the cursor that
+ * page_is_steady() accepts, consumed with exactly the effects that many
+ * sim_ksmd_step() calls have on them (a visit charged, the cursor and
+ * pages_scanned advanced), in the same order. Returns how many; 0 leaves
+ * everything else, run ends included, to sim_ksmd_step().
+ */
+static uint64_t steady_run(struct sim *s, uint64_t max)
+{
+	uint32_t mm = s->scan.mm;
+	const struct sim_area *a;
+	uint64_t vpn, n = 0;
+	int ai;
+
+	if (mm == SIM_NO_SLOT || s->mm[mm].state != MM_ALIVE)
+		return 0;
+	ai = cursor_area(s, mm);
+	if (ai < 0)
+		return 0;
+	a = &s->area[ai];
+	if (!a->anon_vma || s->scan.address < a->start)
+		return 0;
+	for (vpn = s->scan.address; n < max && vpn < a->start + a->npages; vpn++, n++) {
+		uint32_t slot = a->slot + (uint32_t)(vpn - a->start);
+
+		/* no item passed over (get_rmap_item would free it) */
+		if (s->scan.rmap_from != vpn || !page_is_steady(s, slot))
+			break;
+		charge_visit(s, slot);
+		s->scan.address = vpn + 1;
+		s->scan.rmap_from = vpn + 1;
+		s->count.pages_scanned++;
+	}
+	return n;
+}
+
 uint64_t sim_ksmd_steps(struct sim *s, uint64_t max, bool *ended)
 {
 	uint64_t budget = s->knobs.value[WL_KNOB_PAGES_TO_SCAN], n = 0;
 
 	*ended = false;
 	while (n < max) {
-		if (s->batch_steps >= budget || !sim_ksmd_step(s)) {
+		uint64_t steady;
+
+		if (s->batch_steps >= budget) {
+			*ended = true;
+			break;
+		}
+		steady = steady_run(s, min_u64(max - n, budget - s->batch_steps));
+		if (steady) {
+			s->batch_steps += steady;
+			n += steady;
+			continue;
+		}
+		if (!sim_ksmd_step(s)) {
 			*ended = true;
 			break;
 		}

@@ -86,6 +86,75 @@ static int64_t proc_field(const struct sim *s, int mm, enum trace_proc_field f)
 	return st.field[f];
 }
 
+/* --- batches in bulk ------------------------------------------------------- */
+
+/* One batch the slow way: sim_ksmd_step() page by page up to pages_to_scan. */
+static void batch_by_single_steps(struct sim *s)
+{
+	uint64_t budget = sim_knob(s, WL_KNOB_PAGES_TO_SCAN), n = 0;
+
+	if (!sim_ksmd_batch_begin(s))
+		return;
+	while (n < budget && sim_ksmd_step(s))
+		n++;
+	sim_ksmd_batch_end(s, NULL);
+}
+
+static void assert_same_machine(const struct sim *a, const struct sim *b)
+{
+	struct sim_work wa, wb;
+
+	ck_assert(sim_equal(a, b));
+	ck_assert_uint_eq(sim_full_scans(a), sim_full_scans(b));
+	ck_assert_uint_eq(sim_now_ns(a), sim_now_ns(b));
+	ck_assert_uint_eq(sim_ksmd_cpu_ns(a), sim_ksmd_cpu_ns(b));
+	sim_work_get(a, &wa);
+	sim_work_get(b, &wb);
+	ck_assert_mem_eq(&wa, &wb, sizeof(wa));
+}
+
+/*
+ * sim_ksmd_steps() takes runs of steady pages (stable, mapped to their KSM
+ * page) in bulk: the machine it leaves is the one single steps leave, with
+ * batches ending inside runs, runs broken by COW writes, a hole punched by
+ * munmap (items passed over) and a second process.
+ */
+START_TEST(bulk_steady_runs_equal_single_steps)
+{
+	struct fixture f = identical_pages(3000, 42, 16);
+	struct sim *single;
+	int mm2, area2;
+
+	mm2 = sim_process_new(f.s);
+	area2 = sim_mmap(f.s, mm2, 700, -1, false, 0);
+	ck_assert_int_ge(area2, 0);
+	for (uint64_t p = 0; p < 700; p++)
+		ck_assert_int_eq(sim_fill(f.s, area2, p, p % 3 ? 42 : 1000 + p), 0);
+	ck_assert_int_eq(sim_madvise(f.s, area2, 0, 700, true), 0);
+	ck_assert_int_eq(sim_knob_store(f.s, WL_KNOB_PAGES_TO_SCAN, 333), 0);
+	single = sim_clone(f.s);
+	ck_assert_ptr_nonnull(single);
+	for (int b = 0; b < 60; b++) {
+		if (b == 25)
+			for (uint64_t p = 100; p < 3000; p += 97) {
+				ck_assert_int_eq(sim_write(f.s, f.area, p, 8, 5 + p), 0);
+				ck_assert_int_eq(sim_write(single, f.area, p, 8, 5 + p), 0);
+			}
+		if (b == 40) {
+			ck_assert_int_eq(sim_munmap(f.s, f.area, 1500, 200), 0);
+			ck_assert_int_eq(sim_munmap(single, f.area, 1500, 200), 0);
+		}
+		sim_ksmd_batch(f.s);
+		batch_by_single_steps(single);
+		assert_same_machine(f.s, single);
+	}
+	ck_assert_int_gt(counter(f.s, TRACE_PAGES_SHARING), 0);
+	ck_assert_uint_ge(sim_full_scans(f.s), 4);
+	sim_free(single);
+	sim_free(f.s);
+}
+END_TEST
+
 /* --- the worked example ------------------------------------------------- */
 
 START_TEST(worked_example_after_two_scans)
@@ -903,6 +972,10 @@ static Suite *sim_ksm_suite(void)
 	tcase_add_test(tc, forked_ksm_pages_exceed_max_page_sharing);
 	tcase_add_test(tc, exit_frees_items_when_ksmd_passes);
 	tcase_add_test(tc, late_registration_is_scanned_after_a_full_scan);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("bulk");
+	tcase_add_test(tc, bulk_steady_runs_equal_single_steps);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("versions");
