@@ -169,6 +169,7 @@ struct loader {
 	struct token_map tokens;
 	uint64_t *state;      /* per page: the content of the snapshot before */
 	uint64_t scans0;      /* every = capture: full_scans at snapshot first */
+	uint64_t time0;       /* every = time: time_ns of snapshot first */
 	uint64_t last_at;     /* the point of the last snapshot chosen */
 	size_t changes_cap, steps_cap;
 };
@@ -199,14 +200,21 @@ static char *capture_path(const char *workload, const char *written)
 /*
  * The point of snapshot @snap: after-scan:(index - first) * every, or with
  * every = capture the full scans the capture saw since the first snapshot
- * replayed (ld->scans0), which must be known and grow. 0, or -1 with the
- * error recorded.
+ * replayed (ld->scans0), which must be known and grow; with every = time,
+ * the capture's nanoseconds since that snapshot. 0, or -1 with the error
+ * recorded.
  */
 static int snapshot_point(struct loader *ld, const struct cap_snapshot *snap, uint64_t *at)
 {
 	const struct wl_capture *cap = ld->cap;
 	unsigned line = ld->spec->every_line;
 
+	if (cap->by_time) {
+		if (snap->index == cap->first)
+			ld->time0 = snap->time_ns;
+		*at = snap->time_ns >= ld->time0 ? snap->time_ns - ld->time0 : 0;
+		return 0;
+	}
 	if (cap->every) {
 		*at = (snap->index - cap->first) * cap->every;
 		return 0;
@@ -234,11 +242,16 @@ static int snapshot_point(struct loader *ld, const struct cap_snapshot *snap, ui
 	return 0;
 }
 
-/* Whether a snapshot at point @at is reached before the run stops. */
+/*
+ * Whether a snapshot at point @at is reached before the run stops: a point
+ * in scans against scans = N, one in time (every = time) against time = T.
+ */
 static bool reached(const struct loader *ld, uint64_t at)
 {
 	const struct workload *wl = ld->ctx->wl;
 
+	if (ld->cap->by_time)
+		return wl->stop != WL_STOP_TIME || at < wl->stop_time_ns;
 	return wl->stop != WL_STOP_SCANS || at < wl->stop_scans;
 }
 
@@ -268,6 +281,12 @@ static int choose_snapshots(struct loader *ld)
 					"%s stream %u has %s by snapshot %llu of %s", ld->title,
 					cap->stream, cap_stream_status_name(st->status),
 					(unsigned long long)snap->index, spec->path);
+			else if (cap->by_time)
+				wl_fail(ld->ctx, spec->snapshots_line,
+					"%s snapshot %llu would be replayed %.3f s into the run, "
+					"which never comes: the workload stops at time = %.3f s",
+					ld->title, (unsigned long long)snap->index, at / 1e9,
+					ld->ctx->wl->stop_time_ns / 1e9);
 			else
 				wl_fail(ld->ctx, spec->snapshots_line,
 					"%s snapshot %llu would be replayed at after-scan:%llu, "
@@ -336,8 +355,13 @@ static int add_step(struct loader *ld, uint64_t snapshot, uint64_t at, size_t fi
 		cap->steps = grown;
 		ld->steps_cap = n;
 	}
-	cap->steps[cap->nsteps++] = (struct wl_capture_step){ snapshot, at, first,
-							       cap->nchanges - first };
+	cap->steps[cap->nsteps++] = (struct wl_capture_step){
+		.snapshot = snapshot,
+		.at_scan = cap->by_time ? UINT64_MAX : at,
+		.at_ns = cap->by_time ? at : 0,
+		.first = first,
+		.count = cap->nchanges - first,
+	};
 	return 0;
 }
 
@@ -483,6 +507,7 @@ int wl_capture_load(struct wl_ctx *ctx, const char *title, const struct wl_captu
 	ld.cap->first = spec->first;
 	ld.cap->last = spec->last;
 	ld.cap->every = spec->every;
+	ld.cap->by_time = spec->by_time;
 	if (open_capture(&ld) != 0 || choose_snapshots(&ld) != 0)
 		goto out;
 	if (union_index(&ld.u, &pages) != 0) {
@@ -597,6 +622,21 @@ const struct wl_capture_step *wl_capture_step_at(const struct wl_capture *cap, u
 	return lo < cap->nsteps && cap->steps[lo].at_scan == scan ? &cap->steps[lo] : NULL;
 }
 
+size_t wl_capture_steps_due(const struct wl_capture *cap, uint64_t now_ns)
+{
+	size_t lo = 0, hi = cap->nsteps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cap->steps[mid].at_ns <= now_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* ---- what keeps a replay exact ----------------------------------------------- */
 
 /* The capture region @region's last point, or 0 when it has no later snapshot. */
@@ -630,6 +670,12 @@ static int check_event(struct wl_ctx *ctx, const struct wl_event *ev)
 			wl_fail(ctx, ev->line, "[event %s] action = exec: process %s replays a capture "
 				"in region %s, which an exec would start over", ev->name,
 				wl->procs[ev->process].name, reg->name);
+			return -1;
+		}
+		if (reg->capture->by_time && reg->capture->nsteps) {
+			wl_fail(ctx, ev->line, "[event %s] action = exit: region %s of process %s "
+				"replays snapshots in time (every = time), which no scan point "
+				"is sure to follow", ev->name, reg->name, wl->procs[ev->process].name);
 			return -1;
 		}
 		if (last_point(reg) > ev->at_scan) {

@@ -267,7 +267,8 @@ struct wl_capture_spec {
 	bool all;               /* snapshots = all (default) */
 	uint64_t first, last;   /* snapshots = A-B or N */
 	unsigned snapshots_line; /* of the snapshots key, 0 without one */
-	uint64_t every;         /* every = N scans (default 1); 0: every = capture */
+	uint64_t every;         /* every = N scans (default 1); 0: every = capture or time */
+	bool by_time;           /* every = time */
 	unsigned every_line;    /* of the every key, else the capture key's */
 };
 

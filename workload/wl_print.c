@@ -84,7 +84,7 @@ static void print_region(const struct workload *wl, const struct wl_region *reg,
 		if (cap->every)
 			fprintf(out, "every = %llu\n", (unsigned long long)cap->every);
 		else
-			fprintf(out, "every = capture\n");
+			fprintf(out, "every = %s\n", cap->by_time ? "time" : "capture");
 	}
 	if (reg->node < 0)
 		fprintf(out, "node = any\n");
@@ -250,6 +250,7 @@ static bool region_equal(const struct wl_region *a, const struct wl_region *b)
 		       a->capture->stream == b->capture->stream &&
 		       a->capture->first == b->capture->first && a->capture->last == b->capture->last &&
 		       a->capture->every == b->capture->every &&
+		       a->capture->by_time == b->capture->by_time &&
 		       a->capture->ntokens == b->capture->ntokens &&
 		       memcmp(a->capture->fresh, b->capture->fresh,
 			      a->capture->ntokens * sizeof(*a->capture->fresh)) == 0;

@@ -565,8 +565,9 @@ static int capture_key(const struct keyctx *k, struct wl_capture_spec *spec)
 	}
 	if (strcmp(key, "every") == 0) {
 		spec->every_line = k->kv->line;
-		if (strcmp(v, "capture") == 0) {
+		if (strcmp(v, "capture") == 0 || strcmp(v, "time") == 0) {
 			spec->every = 0;
+			spec->by_time = v[0] == 't';
 			return 0;
 		}
 		return key_u64(k, 1, WL_MAX_SCANS, &spec->every);

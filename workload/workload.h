@@ -241,7 +241,8 @@ struct wl_group {
  * over the snapshots replayed, in address order (a page outside one
  * snapshot's VMAs is absent in it). Snapshot @first fills the region at
  * setup; snapshot first + k is applied at after-scan:k * @every (or, with
- * every 0, after as many scans as the capture saw since @first), as the
+ * every 0, after as many scans as the capture saw since @first; or with
+ * by_time, once the run's time reaches the capture's time since @first), as the
  * changes from the snapshot before it, before the point's writers and
  * events. A page's content is coded: WL_CAPTURE_ABSENT (not present: never
  * faulted in, or discarded), 0 (a page of zeros, faulted in) or 1 + i for
@@ -261,7 +262,8 @@ struct wl_capture_change {
 /* One snapshot after the first: the pages it changes, sorted by page. */
 struct wl_capture_step {
 	uint64_t snapshot;   /* its index in the file */
-	uint64_t at_scan;    /* applied at after-scan:at_scan */
+	uint64_t at_scan;    /* applied at after-scan:at_scan (UINT64_MAX with by_time) */
+	uint64_t at_ns;      /* by_time: applied once the run's time reaches it */
 	size_t first, count; /* its changes: changes[first .. first + count) */
 };
 
@@ -272,7 +274,10 @@ struct wl_capture {
 	bool all;              /* snapshots = all: every live one the run reaches */
 	uint64_t first, last;  /* the snapshots replayed, inclusive */
 	uint64_t every;        /* scans between two snapshots; 0: the full scans the
-				  capture recorded (every = capture) */
+				  capture recorded (every = capture), or by_time */
+	bool by_time;          /* every = time (the simulator only): snapshot k at the
+				  run's time t_k - t_first, the capture's own clock,
+				  applied between two ksmd batches */
 	bool with_bytes;       /* the file holds the distinct pages' bytes (--bytes) */
 	uint64_t *initial;     /* per page: its content at snapshot first */
 	struct wl_capture_step *steps; /* snapshots first + 1 .. last */
@@ -609,6 +614,8 @@ bool wl_region_initial_value(const struct wl_region *region, uint64_t page, uint
 bool wl_capture_value(const struct wl_capture *cap, uint64_t content, uint64_t *value);
 uint64_t wl_capture_token(const struct wl_capture *cap, uint64_t content);
 const struct wl_capture_step *wl_capture_step_at(const struct wl_capture *cap, uint64_t scan);
+/* every = time: how many of the steps are due at the run's time @now_ns. */
+size_t wl_capture_steps_due(const struct wl_capture *cap, uint64_t now_ns);
 
 /* Number of pages @sel picks in a region of @npages pages. */
 uint64_t wl_pagesel_count(const struct wl_pagesel *sel, uint64_t npages);
