@@ -156,6 +156,7 @@ enum kb_op {
 	KB_OP_UFFD_WP, /* userfaultfd: register the whole region (write-protect mode), protect it */
 	KB_OP_EXEC,    /* exec the program again with the workload's text (SCM_RIGHTS): the
 			  new image answers, with an empty address space of its regions */
+	KB_OP_PAGES,   /* kb_page payload: whole pages' bytes (a capture replayed) */
 };
 
 #define KB_CMD_HUGE 0x1u    /* KB_OP_MAP: MADV_HUGEPAGE (else MADV_NOHUGEPAGE) */
@@ -182,6 +183,12 @@ struct kb_write {
 	uint64_t value;  /* content value stored as 8 little-endian bytes */
 	uint32_t offset; /* byte offset in the page */
 	uint32_t pad;
+};
+
+/* A whole page's bytes, for fill = capture (KB_OP_PAGES). */
+struct kb_page {
+	uint64_t page;
+	uint8_t bytes[4096];
 };
 
 struct kb_reply {

@@ -241,6 +241,34 @@ static int check_measurement(const struct workload *wl, enum kb_measure m, char 
 	return KB_OK;
 }
 
+/*
+ * A capture region is written with the captured bytes: a capture of tokens
+ * alone (no --bytes) cannot be replayed here, nor one in simulated time
+ * (every = time: the runner applies steps at scan points only). Bad input.
+ */
+static int check_captures(const struct workload *wl, char *msg, size_t len)
+{
+	for (size_t i = 0; i < wl->nregions; i++) {
+		const struct wl_capture *cap = wl->regions[i].capture;
+
+		if (cap && cap->by_time) {
+			kb_fail(msg, len, "%s:%u: [region %s] every = time replays the snapshots "
+				"in the simulator's time; on the kernel snapshots are applied at "
+				"scan points: say every = N or every = capture", wl->path,
+				cap->line, wl->regions[i].name);
+			return KB_BAD_INPUT;
+		}
+		if (cap && !cap->with_bytes) {
+			kb_fail(msg, len, "%s:%u: [region %s] capture = %s holds content tokens "
+				"only: the kernel is given the pages' bytes, so capture with "
+				"--bytes (the simulator replays it as it is)", wl->path, cap->line,
+				wl->regions[i].name, cap->path);
+			return KB_BAD_INPUT;
+		}
+	}
+	return KB_OK;
+}
+
 /* The first uffd-wp event of @wl, or NULL. */
 static const struct wl_event *uffd_wp_event(const struct workload *wl)
 {
@@ -302,6 +330,8 @@ int kb_check_machine(const struct workload *wl, const struct kb_options *opt, ch
 {
 	int status = check_measurement(wl, opt->measure, msg, len);
 
+	if (status == KB_OK)
+		status = check_captures(wl, msg, len);
 	if (status != KB_OK)
 		return status;
 	status = kb_check_root_and_ksm(msg, len);

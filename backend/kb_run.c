@@ -112,6 +112,14 @@ static bool cwriter_event_at(const struct kb_runner *r, uint64_t scan)
 	return false;
 }
 
+static bool capture_step_at(const struct kb_runner *r, uint64_t scan)
+{
+	for (size_t i = 0; i < r->wl->nregions; i++)
+		if (r->wl->regions[i].capture && wl_capture_step_at(r->wl->regions[i].capture, scan))
+			return true;
+	return false;
+}
+
 /* Whether anything must happen after scans first..last (ksmd paused). */
 static bool work_due(const struct kb_runner *r, uint64_t first, uint64_t last)
 {
@@ -122,7 +130,8 @@ static bool work_due(const struct kb_runner *r, uint64_t first, uint64_t last)
 	if (!goes_on_after(r, last))
 		return true;
 	for (uint64_t s = first; s <= last; s++)
-		if (wl_steps_after_scan(r->wl, s, NULL, 0) || cwriter_event_at(r, s))
+		if (wl_steps_after_scan(r->wl, s, NULL, 0) || cwriter_event_at(r, s) ||
+		    capture_step_at(r, s))
 			return true;
 	return false;
 }
@@ -230,6 +239,7 @@ int kb_runner_setup_region(struct kb_runner *r, size_t index, size_t proc, bool 
 
 	if (kb_proc_call(&r->procs, proc, &map, NULL, 0, &reply, r->msg, r->msglen) ||
 	    kb_proc_call(&r->procs, proc, &fill, NULL, 0, &reply, r->msg, r->msglen) ||
+	    (reg->capture && kb_steps_replay_initial(r, index, proc)) ||
 	    check_huge_pages(r, index, proc) ||
 	    (!after_exec && kb_measure_region_filled(r, index)) ||
 	    check_deadline(r, "setting up regions"))
@@ -690,6 +700,7 @@ static int runner_init(struct kb_runner *r, const struct workload *wl, const str
 
 static void runner_free(struct kb_runner *r)
 {
+	kb_steps_replay_close(r);
 	kb_procs_free(&r->procs);
 	kb_capture_free(&r->capture);
 	kb_sampler_close(&r->sampler);

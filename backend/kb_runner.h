@@ -10,6 +10,8 @@
 
 #include "kb_internal.h"
 
+#include "capture.h"
+
 /* Where the measurement asked for stands. */
 struct kb_measure_state {
 	uint64_t merge_start;  /* when setup first marked a region mergeable (0: not yet) */
@@ -49,6 +51,7 @@ struct kb_runner {
 	bool ksmd_running;             /* run = 1 written and not paused since */
 	bool captured_last;            /* the last row's partition is captured */
 	struct kb_measure_state measure;
+	struct cap_reader **replay;    /* per region: its capture file, opened at first use */
 	char *msg;                     /* the runner's message buffer */
 	size_t msglen;
 };
@@ -65,7 +68,20 @@ int kb_runner_setup_region(struct kb_runner *r, size_t index, size_t proc, bool 
 
 /* ---- kb_steps.c ---- */
 
-/* Apply every step scheduled after scan @scan, in file order. 0 or -1. */
+/*
+ * fill = capture: write region @region of its owner as the capture's coded
+ * contents say, the @n changes @changes (pages absent are discarded, the
+ * others get their token's bytes from the capture). kb_steps_replay_initial
+ * does the same for the region's initial contents, at setup. 0 or -1.
+ */
+int kb_steps_replay(struct kb_runner *r, size_t region, const struct wl_capture_change *changes,
+		    size_t n);
+int kb_steps_replay_initial(struct kb_runner *r, size_t region, size_t proc);
+/* Close the capture files replays opened. */
+void kb_steps_replay_close(struct kb_runner *r);
+
+/* Apply every step scheduled after scan @scan, in file order: capture
+ * snapshots first (region by region), then writers and events. 0 or -1. */
 int kb_steps_apply(struct kb_runner *r, uint64_t scan);
 /*
  * The writes of one application: the pages of @sel (drawn from @rng when

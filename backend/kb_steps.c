@@ -323,12 +323,147 @@ static int apply_event(struct kb_runner *r, size_t index)
 	return rc;
 }
 
+/* ---- fill = capture ---------------------------------------------------------- */
+
+/* Pages per command: 1 MiB of bytes a message. */
+#define PAGES_PER_CMD 256u
+
+static struct cap_reader *replay_reader(struct kb_runner *r, size_t region)
+{
+	const struct wl_capture *cap = r->wl->regions[region].capture;
+	struct cap_error err;
+
+	if (!r->replay && !(r->replay = calloc(r->wl->nregions, sizeof *r->replay))) {
+		kb_fail(r->msg, r->msglen, "out of memory");
+		return NULL;
+	}
+	if (!r->replay[region] && cap_reader_open(cap->path, 0, &r->replay[region], &err) != 0) {
+		kb_fail(r->msg, r->msglen, "%s:%u: [region %s] capture: %s", r->wl->path, cap->line,
+			r->wl->regions[region].name, err.text);
+		return NULL;
+	}
+	return r->replay[region];
+}
+
+void kb_steps_replay_close(struct kb_runner *r)
+{
+	for (size_t i = 0; r->replay && i < r->wl->nregions; i++)
+		cap_reader_close(r->replay[i]);
+	free(r->replay);
+	r->replay = NULL;
+}
+
+/* The runs of absent pages among @changes, discarded in one command. */
+static int replay_discards(struct kb_runner *r, size_t proc, size_t region,
+			   const struct wl_capture_change *changes, size_t n)
+{
+	struct kb_range *ranges = malloc((n ? n : 1) * sizeof *ranges);
+	struct kb_cmd cmd = { .op = KB_OP_DISCARD, .region = (uint32_t)region, .arg = -1 };
+	struct kb_reply reply;
+	int rc = 0;
+
+	if (!ranges)
+		return kb_fail(r->msg, r->msglen, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (changes[i].content != WL_CAPTURE_ABSENT)
+			continue;
+		if (cmd.count && ranges[cmd.count - 1].last + 1 == changes[i].page)
+			ranges[cmd.count - 1].last = changes[i].page;
+		else
+			ranges[cmd.count++] = (struct kb_range){ changes[i].page, changes[i].page };
+	}
+	if (cmd.count)
+		rc = kb_proc_call(&r->procs, proc, &cmd, ranges, cmd.count * sizeof *ranges, &reply,
+				  r->msg, r->msglen);
+	free(ranges);
+	return rc;
+}
+
+int kb_steps_replay(struct kb_runner *r, size_t region, const struct wl_capture_change *changes,
+		    size_t n)
+{
+	const struct wl_region *reg = &r->wl->regions[region];
+	struct cap_reader *reader = replay_reader(r, region);
+	struct kb_page *pages = malloc(PAGES_PER_CMD * sizeof *pages);
+	struct kb_cmd cmd = { .op = KB_OP_PAGES, .region = (uint32_t)region, .arg = -1 };
+	struct kb_reply reply;
+	struct cap_error err;
+	int rc = -1;
+
+	if (!reader || !pages) {
+		if (reader)
+			kb_fail(r->msg, r->msglen, "out of memory");
+		goto out;
+	}
+	if (replay_discards(r, reg->process, region, changes, n) != 0)
+		goto out;
+	for (size_t i = 0; i <= n; i++) {
+		if (cmd.count == PAGES_PER_CMD || (i == n && cmd.count)) {
+			if (kb_proc_call(&r->procs, reg->process, &cmd, pages,
+					 cmd.count * sizeof *pages, &reply, r->msg, r->msglen) != 0)
+				goto out;
+			cmd.count = 0;
+		}
+		if (i == n || changes[i].content == WL_CAPTURE_ABSENT)
+			continue;
+		pages[cmd.count].page = changes[i].page;
+		if (cap_reader_page_bytes(reader, wl_capture_token(reg->capture, changes[i].content),
+					  pages[cmd.count].bytes, &err) != 0) {
+			kb_fail(r->msg, r->msglen, "%s:%u: [region %s] capture: %s", r->wl->path,
+				reg->capture->line, reg->name, err.text);
+			goto out;
+		}
+		cmd.count++;
+	}
+	rc = 0;
+out:
+	free(pages);
+	return rc;
+}
+
+int kb_steps_replay_initial(struct kb_runner *r, size_t region, size_t proc)
+{
+	const struct wl_region *reg = &r->wl->regions[region];
+	struct wl_capture_change *changes = malloc(reg->pages * sizeof *changes);
+	size_t n = 0;
+	int rc;
+
+	(void)proc; /* the owner: regions are set up in the process that owns them */
+	if (!changes)
+		return kb_fail(r->msg, r->msglen, "out of memory");
+	for (uint64_t p = 0; p < reg->pages; p++)
+		if (reg->capture->initial[p] != WL_CAPTURE_ABSENT)
+			changes[n++] = (struct wl_capture_change){ p, reg->capture->initial[p] };
+	rc = kb_steps_replay(r, region, changes, n);
+	free(changes);
+	return rc;
+}
+
+/* The snapshots of capture regions due after scan @scan, in region order. */
+static int replay_snapshots(struct kb_runner *r, uint64_t scan)
+{
+	for (size_t i = 0; i < r->wl->nregions; i++) {
+		const struct wl_capture *cap = r->wl->regions[i].capture;
+		const struct wl_capture_step *step = cap ? wl_capture_step_at(cap, scan) : NULL;
+
+		if (step && kb_steps_replay(r, i, cap->changes + step->first, step->count) != 0) {
+			kb_append(r->msg, r->msglen, "in %s:%u [region %s], snapshot %llu",
+				  r->wl->path, r->wl->regions[i].line, r->wl->regions[i].name,
+				  (unsigned long long)step->snapshot);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int kb_steps_apply(struct kb_runner *r, uint64_t scan)
 {
 	size_t n = wl_steps_after_scan(r->wl, scan, NULL, 0);
 	struct wl_step *steps;
 	int rc = 0;
 
+	if (replay_snapshots(r, scan) != 0)
+		return -1;
 	if (n == 0)
 		return 0;
 	steps = calloc(n, sizeof *steps);

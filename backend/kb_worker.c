@@ -231,6 +231,8 @@ static int do_fill(struct worker *w, const struct kb_cmd *cmd, struct kb_reply *
 	uint8_t *addr = region_start(w, cmd->region);
 
 	(void)reply;
+	if (r->fill == WL_FILL_CAPTURE)
+		return 0; /* the runner sends the captured bytes (KB_OP_PAGES) */
 	for (uint64_t i = 0; i < r->pages; i++) {
 		uint64_t value;
 
@@ -463,6 +465,22 @@ static int do_write(struct worker *w, const struct kb_cmd *cmd, const struct kb_
 	return 0;
 }
 
+/* Captured pages: each page's 4096 bytes, as the runner read them from the capture. */
+static int do_pages(struct worker *w, const struct kb_cmd *cmd, const struct kb_page *pages,
+		    struct kb_reply *reply)
+{
+	const struct wl_region *r = &w->wl->regions[cmd->region];
+	uint8_t *addr = region_start(w, cmd->region);
+
+	for (uint64_t i = 0; i < cmd->count; i++) {
+		if (pages[i].page >= r->pages)
+			return reply_error(reply, EINVAL, "page %llu beyond region %s",
+					   (unsigned long long)pages[i].page, r->name);
+		memcpy(addr + pages[i].page * KB_PAGE_SIZE, pages[i].bytes, KB_PAGE_SIZE);
+	}
+	return 0;
+}
+
 /*
  * Unmerge every region it has and unmap them; the caller exits next. With
  * prctl merging on, the process's other memory is unmerged by that exit, not
@@ -542,6 +560,8 @@ static size_t payload_size(const struct kb_cmd *cmd)
 		return sizeof(struct kb_range);
 	case KB_OP_WRITE:
 		return sizeof(struct kb_write);
+	case KB_OP_PAGES:
+		return sizeof(struct kb_page);
 	default:
 		return 0;
 	}
@@ -607,6 +627,9 @@ static enum after dispatch(struct worker *w, const struct kb_cmd *cmd, const voi
 	case KB_OP_WRITE:
 		do_write(w, cmd, payload, reply);
 		return AFTER_REPLY; /* timed its own writes */
+	case KB_OP_PAGES:
+		do_pages(w, cmd, payload, reply);
+		break;
 	case KB_OP_FORK:
 		return do_fork(w, cmd, fd, reply);
 	case KB_OP_EXIT:
@@ -713,6 +736,7 @@ void kb_worker_main(const struct workload *wl, size_t proc, int sock)
 		struct kb_cmd cmd;
 		void *payload = NULL;
 		size_t bytes;
+		bool own_map;
 		enum after next;
 		int fd;
 
@@ -720,13 +744,27 @@ void kb_worker_main(const struct workload *wl, size_t proc, int sock)
 			break;
 		memset(&reply, 0, sizeof reply);
 		bytes = (size_t)cmd.count * payload_size(&cmd);
+		/*
+		 * Captured bytes get a mapping of their own, gone before the reply:
+		 * freed heap memory would keep copies of them, which KSM scans in a
+		 * merge-any (prctl) process once the heap grows a mergeable VMA.
+		 * ksmd is paused while a point's steps run, so it never sees this one.
+		 */
+		own_map = cmd.op == KB_OP_PAGES;
 		if (bytes) {
-			payload = malloc(bytes);
+			payload = own_map ? mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+						 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+					  : malloc(bytes);
+			if (payload == MAP_FAILED)
+				payload = NULL;
 			if (!payload || kb_read_full(w.sock, payload, bytes) != 0)
 				break;
 		}
 		next = dispatch(&w, &cmd, payload, fd, &reply);
-		free(payload);
+		if (own_map && payload)
+			munmap(payload, bytes);
+		else
+			free(payload);
 		if (next == AFTER_NOTHING)
 			continue;
 		if (kb_write_full(w.sock, &reply, sizeof reply) != 0)

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* One meaning per exit code. */
@@ -74,5 +75,25 @@ int cmd_restore(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_vms(int argc, char **argv);
+int cmd_estimate(int argc, char **argv);
+
+/*
+ * cmd_capture.c, for another command (estimate): capture the processes
+ * @pids (@npids, at most 64) or the command @command (argv, NULL-ended)
+ * into @output, tokens only, every @every_ns, for @duration_ns (0: until
+ * the processes end or SIGINT/SIGTERM ends the capture, which then keeps
+ * what it has), with ksmkit capture's messages and progress. An exit
+ * code (CLI_OK when the file holds at least one snapshot).
+ */
+#include <sys/types.h>
+struct cli_capture_request {
+	const char *output;
+	const pid_t *pids;
+	size_t npids;
+	char **command;
+	uint64_t every_ns, duration_ns;
+	bool quiet;
+};
+int cli_capture(const struct cli_capture_request *req);
 
 #endif

@@ -669,3 +669,22 @@ int cmd_capture(int argc, char **argv)
 		return rc;
 	return capture(&pl);
 }
+
+int cli_capture(const struct cli_capture_request *req)
+{
+	struct plan pl = {
+		.output = req->output,
+		.command = req->command,
+		.every_ns = req->every_ns,
+		.duration_ns = req->duration_ns,
+		.quiet = req->quiet,
+	};
+
+	if (req->npids > MAX_PIDS) {
+		cli_error("%s: -p: at most %d processes", CMD, MAX_PIDS);
+		return CLI_USAGE;
+	}
+	memcpy(pl.pids, req->pids, req->npids * sizeof(*req->pids));
+	pl.npids = req->npids;
+	return capture(&pl);
+}

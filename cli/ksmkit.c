@@ -389,6 +389,55 @@ static const char selftest_usage[] =
 	"Exit status: 0 every test passed or was skipped, 1 a test failed or could\n"
 	"not run, 2 bad usage or a bad workload.\n";
 
+static const char estimate_usage[] =
+	"usage: ksmkit estimate CAPTURE [OPTIONS]\n"
+	"       ksmkit estimate -p PID[,PID...] [--every T] [--duration T] [--keep FILE] [OPTIONS]\n"
+	"       ksmkit estimate [--every T] [--duration T] [--keep FILE] [OPTIONS] -- CMD [ARGS...]\n"
+	"OPTIONS: [--knobs NAME=V,...] [--defaults] [--time T] [--kernel NAME] [--costs FILE]\n"
+	"         [--sweep 'KNOB=V1,V2,...;KNOB=...'] [--max-cpu P%] [--chart FILE.png|.svg]\n"
+	"         [--csv|--json] [-o FILE] [--print-workload] [-q|--quiet]\n"
+	"\n"
+	"Predict what KSM would save on real memory before it runs: pages_shared,\n"
+	"pages_sharing, ksm_zero_pages and general_profit over time, the time to reach\n"
+	"90% of the final saving, and ksmd's CPU. The memory is a capture (ksmkit\n"
+	"capture, docs/capture.md), or processes (-p) or a command (after --)\n"
+	"captured first: tokens only, every --every (default 1s), for --duration\n"
+	"(default 10s with -p; a command until it exits); Ctrl-C ends the capture\n"
+	"early and the estimate goes on with what it has. --keep FILE keeps that\n"
+	"capture, else it is a temporary file, removed at the end.\n"
+	"\n"
+	"The capture is replayed on the simulator in simulated time (fill = capture,\n"
+	"every = time: each snapshot lands at its own time into the run), one process\n"
+	"per captured process, all its private anonymous memory mergeable (merge =\n"
+	"prctl, as PR_SET_MEMORY_MERGE, systemd's MemoryKSM= or qemu's mem-merge\n"
+	"make it). --print-workload prints that workload (ksmkit sim runs it) and\n"
+	"stops. The saving is pages_sharing + ksm_zero_pages pages; ksmd's CPU comes\n"
+	"from the simulator's cost model (--costs FILE from ksmkit calibrate, else\n"
+	"its defaults), as a share of one CPU over the run and over its last full\n"
+	"scan (what ksmd keeps costing once the saving has settled).\n"
+	"\n"
+	"Knobs: this machine's, read from /sys/kernel/mm/ksm (never written), or the\n"
+	"kernel's defaults with --defaults; --knobs NAME=VALUE,... changes some\n"
+	"(parsed as the kernel would). --time T: how long to simulate (default: the\n"
+	"capture's span plus four full scans at the knobs' rate, 10 s to 7 days).\n"
+	"--kernel NAME: whose semantics (default 6.18; ksmkit lint --help lists them).\n"
+	"\n"
+	"--sweep 'pages_to_scan=100,1000,10000;sleep_millisecs=10,20' runs the\n"
+	"estimate at every point of the grid (up to 4 knobs, 32 values each, 256\n"
+	"points): a table of the saving against ksmd CPU, and with --max-cpu P%\n"
+	"(a share of one CPU) the point it recommends: of those whose CPU over the\n"
+	"last full scan is at most P, the one that saves the most, then the one\n"
+	"that reaches 90% soonest, then the cheapest. --chart draws the saving over\n"
+	"time (one estimate) or the saving against CPU (a sweep), PNG or SVG.\n"
+	"\n"
+	"Output: a table for people; --csv (one estimate: a row at every full scan\n"
+	"and at the end; a sweep: a row per point) or --json; -o FILE instead of\n"
+	"standard output. Progress on stderr when it is a terminal.\n"
+	"\n"
+	"Exit status: 0 ok; 1 the run or an output failed; 2 bad usage, an\n"
+	"unreadable or damaged capture, or a run too big for this machine's memory\n"
+	"(admission, as ksmkit sim); 77 --chart without libplot.\n";
+
 static const char capture_usage[] =
 	"usage: ksmkit capture -o FILE (-p PID[,PID...] | -- CMD [ARGS...])\n"
 	"                      [--every DURATION|full-scan] [--count N | --duration D]\n"
@@ -534,6 +583,8 @@ const struct cli_command cli_commands[] = {
 	  capture_usage, NULL },
 	{ "vms", cmd_vms, "identical qemu guests side by side on this host's KSM, run R times",
 	  vms_usage, NULL },
+	{ "estimate", cmd_estimate, "what KSM would save on a capture, how fast, at what CPU",
+	  estimate_usage, NULL },
 	{ "calibrate", cmd_calibrate, "measure the simulator's cost model on this machine",
 	  calibrate_usage, NULL },
 	{ NULL, NULL, NULL, NULL, NULL },

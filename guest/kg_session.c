@@ -153,6 +153,7 @@ out:
 
 /* ---- 1. the request --------------------------------------------------------- */
 
+/* Nodes the guest has, and what a guest run cannot take (capture regions). */
 static int check_nodes(const struct workload *const *wls, size_t n, unsigned nodes, char *msg,
 		       size_t len)
 {
@@ -160,6 +161,13 @@ static int check_nodes(const struct workload *const *wls, size_t n, unsigned nod
 		for (size_t i = 0; i < wls[w]->nregions; i++) {
 			const struct wl_region *r = &wls[w]->regions[i];
 
+			/* the job carries the workload files, not the captures they name */
+			if (r->capture)
+				return kg_fail(msg, len,
+					       "%s:%u: [region %s] fill = capture: a guest run does "
+					       "not carry the capture file in yet; replay it on this "
+					       "machine's kernel (no --guest)",
+					       wls[w]->path, r->line, r->name);
 			if (r->node >= 0 && (unsigned)r->node >= nodes)
 				return kg_fail(msg, len,
 					       "%s:%u: [region %s] node = %d: the guest has %u NUMA "

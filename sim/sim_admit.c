@@ -30,7 +30,9 @@
  *      made a forked 512 MiB run's bound 2.3x its real use (check_sim_admit);
  *    . pages that fixed-value writes, unmerge events or run = 2 reach can
  *      come back to be merged again: a KSM page per page (a live KSM page is
- *      mapped by some page) and a chain per KSM page, two nodes a page.
+ *      mapped by some page) and a chain per KSM page, two nodes a page;
+ *    . fill = capture pages, which each snapshot may set to any content the
+ *      capture holds, are counted as the last kind: two nodes a page.
  *    The pool doubles (sim_pool_cap).
  *  - patched contents (sim_content.h): one intern entry per page a write can
  *    reach in every copy of its region (a content is made by a write and
@@ -404,8 +406,9 @@ static double scan_ns_at_least(const struct workload *wl, const struct sim_costs
 	for (size_t r = 0; r < wl->nregions; r++) {
 		const struct wl_region *reg = &wl->regions[r];
 
+		/* a capture region's absent pages are not visited: no lower bound */
 		if (reg->merge == WL_MERGE_NONE || reg->fill == WL_FILL_NONE ||
-		    region_event(wl, r, WL_ACT_UNMAP) || region_event(wl, r, WL_ACT_UNMERGE) ||
+		    reg->fill == WL_FILL_CAPTURE || region_event(wl, r, WL_ACT_UNMAP) || region_event(wl, r, WL_ACT_UNMERGE) ||
 		    region_event(wl, r, WL_ACT_EXIT) || region_event(wl, r, WL_ACT_DISCARD) ||
 		    region_event(wl, r, WL_ACT_EXEC) || region_event(wl, r, WL_ACT_MERGE_OFF))
 			continue;
@@ -468,6 +471,11 @@ static uint64_t stable_nodes(const struct plan *pl)
 
 		if (reg->fill == WL_FILL_UNIQUE && pl->span_bytes < CONTENT_PAGE_SIZE)
 			continue; /* what is not written keeps a fresh base: unique */
+		if (reg->fill == WL_FILL_CAPTURE) {
+			/* snapshots may rewrite any page to any captured content */
+			nodes = add(nodes, mul(2, n));
+			continue;
+		}
 		if (reg->fill == WL_FILL_UNIQUE || reg->fill == WL_FILL_NONE) {
 			/* only fixed-value writes make such pages equal */
 			nodes = add(nodes, mul(2, min64(n, u->fixed)));

@@ -42,6 +42,7 @@ struct run {
 	struct wl_rng *writer_rng;
 	struct wl_rng *event_rng;
 	struct stream *stream;
+	size_t *timed_done;      /* per region: every = time snapshots applied */
 	uint64_t fresh;          /* next fresh counter */
 	uint64_t scans;          /* full scans completed since the start */
 	struct sim_progress prog; /* what the progress callback is told */
@@ -347,11 +348,84 @@ static int apply_event(struct run *r, size_t index)
 	return 0;
 }
 
+/*
+ * One snapshot of capture region @i: each changed page is filled with its
+ * token's value, or discarded when the snapshot has it absent (the next
+ * snapshot that has it present faults it in again).
+ */
+static int apply_capture_step(struct run *r, size_t i, const struct wl_capture_step *step)
+{
+	const struct wl_region *reg = &r->wl->regions[i];
+	int area = area_for(r, reg->process, i);
+
+	for (size_t c = step->first; c < step->first + step->count; c++) {
+		const struct wl_capture_change *ch = &reg->capture->changes[c];
+		uint64_t value;
+		int err = wl_capture_value(reg->capture, ch->content, &value)
+				  ? sim_fill(r->s, area, ch->page, value)
+				  : sim_discard(r->s, area, ch->page, 1);
+
+		if (err)
+			return fail(r, "[region %s]: snapshot %llu, page %llu: %s", reg->name,
+				    (unsigned long long)step->snapshot,
+				    (unsigned long long)ch->page, strerror(err));
+		r->prog.writes++;
+		worked(r, 1);
+	}
+	return 0;
+}
+
+/*
+ * The snapshots of capture regions due at this point, region by region in
+ * file order, before the point's writers and events.
+ */
+static int replay_captures(struct run *r)
+{
+	for (size_t i = 0; i < r->wl->nregions; i++) {
+		const struct wl_region *reg = &r->wl->regions[i];
+		const struct wl_capture_step *step;
+
+		if (!reg->capture || !(step = wl_capture_step_at(reg->capture, r->scans)))
+			continue;
+		if (apply_capture_step(r, i, step) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * every = time: the snapshots whose time has come, between two batches,
+ * region by region in file order (in a run that stops at time = T, none due
+ * after T).
+ */
+static int replay_timed_captures(struct run *r)
+{
+	uint64_t now = sim_now_ns(r->s);
+
+	if (r->wl->stop == WL_STOP_TIME && now > r->wl->stop_time_ns)
+		now = r->wl->stop_time_ns;
+	for (size_t i = 0; i < r->wl->nregions; i++) {
+		const struct wl_capture *cap = r->wl->regions[i].capture;
+		size_t due;
+
+		if (!cap || !cap->by_time)
+			continue;
+		due = wl_capture_steps_due(cap, now);
+		for (; r->timed_done[i] < due; r->timed_done[i]++)
+			if (apply_capture_step(r, i, &cap->steps[r->timed_done[i]]) != 0)
+				return -1;
+	}
+	return 0;
+}
+
 static int apply_steps(struct run *r)
 {
 	struct wl_step steps[64], *all = steps;
 	size_t n = wl_steps_after_scan(r->wl, r->scans, steps, 64);
 	int rc = 0;
+
+	if (replay_captures(r) != 0)
+		return -1;
 
 	if (n > 64) {
 		all = malloc(n * sizeof(*all));
@@ -655,7 +729,7 @@ static int loop(struct run *r, const struct sim_run_options *opt)
 			return -1;
 		if (sim_full_scans(r->s) == before + 1 && after_full_scan(r, opt, ended) != 0)
 			return -1;
-		if (run_streams(r) != 0)
+		if (run_streams(r) != 0 || replay_timed_captures(r) != 0)
 			return -1;
 	}
 	/* a time-limited run ends between scans: show where it stopped */
@@ -696,15 +770,17 @@ static struct trace *new_trace(const struct workload *wl, enum wl_kernel kernel)
 static int alloc_run(struct run *r, const struct workload *wl)
 {
 	size_t np = wl->nprocs ? wl->nprocs : 1, nw = wl->nwriters ? wl->nwriters : 1,
-	       ne = wl->nevents ? wl->nevents : 1;
+	       ne = wl->nevents ? wl->nevents : 1, nr = wl->nregions ? wl->nregions : 1;
 
 	r->mm_of = calloc(np, sizeof(*r->mm_of));
 	r->exited = calloc(np, sizeof(*r->exited));
 	r->writer_rng = calloc(nw, sizeof(*r->writer_rng));
 	r->event_rng = calloc(ne, sizeof(*r->event_rng));
 	r->stream = calloc(nw, sizeof(*r->stream));
+	r->timed_done = calloc(nr, sizeof(*r->timed_done));
 	r->trace = new_trace(wl, r->kernel);
-	if (!r->mm_of || !r->exited || !r->writer_rng || !r->event_rng || !r->stream || !r->trace)
+	if (!r->mm_of || !r->exited || !r->writer_rng || !r->event_rng || !r->stream ||
+	    !r->timed_done || !r->trace)
 		return -1;
 	for (size_t i = 0; i < wl->nwriters; i++)
 		r->writer_rng[i] = wl_writer_rng(wl, i);
@@ -721,6 +797,7 @@ static void free_run(struct run *r)
 	free(r->writer_rng);
 	free(r->event_rng);
 	free(r->stream);
+	free(r->timed_done);
 	sim_free(r->s);
 }
 

@@ -1,7 +1,8 @@
 /*
  * check_compare.c - tests of compare/ (trace and partition comparison) and
  * the cross-validation itself (compare/xval.h, whose pure parts
- * check_xval.c tests): every deterministic shipped workload run on the
+ * check_xval.c tests): every deterministic shipped workload, the captures
+ * replayed under workloads/captures/ too, run on the
  * simulator and on this machine's kernel must agree exactly, counter by
  * counter, scan by scan, and page by page; a kernel run that caught up by
  * its last scan runs again, at most twice. The kernel part needs root and
@@ -243,37 +244,67 @@ static void kernel_matches_sim(const char *name, const struct workload *wl)
 	xval_result_free(&res);
 }
 
-/* Compare one shipped workload; on a difference, fail with the report. */
-static void compare_file(const char *name)
+/* Whether @wl replays a capture in some region. */
+static bool replays_capture(const struct workload *wl)
+{
+	for (size_t i = 0; i < wl->nregions; i++)
+		if (wl->regions[i].capture)
+			return true;
+	return false;
+}
+
+/*
+ * Compare one shipped workload of directory @sub of workloads/; on a
+ * difference, fail with the report. Returns whether it replays a capture.
+ */
+static bool compare_file(const char *sub, const char *name)
 {
 	char path[512];
 	struct workload *wl;
 	struct wl_error werr;
+	bool capture;
 
-	snprintf(path, sizeof(path), "%s/workloads/%s", SRCDIR, name);
+	snprintf(path, sizeof(path), "%s/workloads/%s%s", SRCDIR, sub, name);
 	if (wl_parse_file(path, &wl, &werr) != 0)
 		ck_abort_msg("%s", werr.text);
-	if (!wl->deterministic) {
-		wl_free(wl);
-		return;
-	}
-	kernel_matches_sim(name, wl);
+	capture = replays_capture(wl);
+	if (wl->deterministic)
+		kernel_matches_sim(name, wl);
 	wl_free(wl);
+	return capture;
 }
 
-START_TEST(shipped_deterministic_workloads_match_the_kernel)
+/* Every .wl of workloads/@sub; how many replay a capture. */
+static unsigned compare_directory(const char *sub)
 {
-	DIR *dir = opendir(SRCDIR "/workloads");
+	char path[512];
+	DIR *dir;
 	struct dirent *de;
+	unsigned captures = 0;
 
+	snprintf(path, sizeof(path), "%s/workloads/%s", SRCDIR, sub);
+	dir = opendir(path);
 	ck_assert_ptr_nonnull(dir);
 	while ((de = readdir(dir)) != NULL) {
 		size_t n = strlen(de->d_name);
 
 		if (n > 3 && strcmp(de->d_name + n - 3, ".wl") == 0)
-			compare_file(de->d_name);
+			captures += compare_file(sub, de->d_name);
 	}
 	closedir(dir);
+	return captures;
+}
+
+START_TEST(shipped_deterministic_workloads_match_the_kernel)
+{
+	compare_directory("");
+}
+END_TEST
+
+/* The shipped captures (a python3 process, two qemu guests) replay alike. */
+START_TEST(shipped_captures_replay_identically_on_the_kernel)
+{
+	ck_assert_uint_ge(compare_directory("captures/"), 2);
 }
 END_TEST
 
@@ -300,6 +331,7 @@ int main(void)
 		tc = tcase_create("kernel");
 		tcase_set_timeout(tc, 300);
 		tcase_add_test(tc, shipped_deterministic_workloads_match_the_kernel);
+		tcase_add_test(tc, shipped_captures_replay_identically_on_the_kernel);
 		suite_add_tcase(s, tc);
 	}
 	sr = srunner_create(s);

@@ -1118,7 +1118,7 @@ static const struct bad_case bad_cases[] = {
 	  "t.wl:5: [region a] has both size and pages: give one" },
 	{ "[global]\nscans = 3\n[region a]\nfill = zero\n", "t.wl:3: [region a] needs size or pages" },
 	{ "[global]\nscans = 3\n[region a]\npages = 1\n",
-	  "t.wl:3: [region a] needs fill = same, unique, zero, groups or none" },
+	  "t.wl:3: [region a] needs fill = same, unique, zero, groups, none or capture" },
 	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = same\n",
 	  "t.wl:5: [region a] fill = same needs value = N" },
 	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nvalue = 3\n",
@@ -1127,7 +1127,7 @@ static const struct bad_case bad_cases[] = {
 	  "t.wl:6: [region a] value = 0x8000000000000000: values must be below 2^63 (the upper "
 	  "half is reserved for fresh values)" },
 	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = ones\n",
-	  "t.wl:5: [region a] fill = ones: expected same, unique, zero, groups or none" },
+	  "t.wl:5: [region a] fill = ones: expected same, unique, zero, groups, none or capture" },
 	{ "[global]\nscans = 3\n[region a]\nfill = groups\ngroups = 3x1,2*2\n",
 	  "t.wl:5: [region a] groups = 3x1,2*2: expected COPIESxVALUE[,COPIESxVALUE...], e.g. "
 	  "300x1,50x0" },
@@ -1400,7 +1400,7 @@ static const struct bad_case bad_cases[] = {
 	  "file with old Mac line ends?)" },
 	/* input quoted in a message is escaped: no byte drives the terminal */
 	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = \x1b[31mred\n",
-	  "t.wl:5: [region a] fill = \\x1b[31mred: expected same, unique, zero, groups or none" },
+	  "t.wl:5: [region a] fill = \\x1b[31mred: expected same, unique, zero, groups, none or capture" },
 	{ "[global]\nscans = 3\n[region \xff\xfe]\n",
 	  "t.wl:3: [region \\xff\\xfe]: names use only letters, digits, '_' and '-'" },
 	{ "[global]\nscans = 3\nkernel = \xc2\x9b" "6.1\n",

@@ -256,4 +256,40 @@ const char *wl_thp_name(enum wl_thp thp);
 const char *wl_merge_name(enum wl_merge merge);
 const char *wl_when_name(enum wl_when when);
 
+/* --- wl_capture.c: fill = capture ------------------------------------------------ */
+
+/* A capture region's keys as written. */
+struct wl_capture_spec {
+	const char *path;       /* capture = FILE, as written */
+	unsigned line;          /* of the capture key */
+	uint64_t stream;        /* stream = N (default 0) */
+	unsigned stream_line;   /* of the stream key, else the capture key's */
+	bool all;               /* snapshots = all (default) */
+	uint64_t first, last;   /* snapshots = A-B or N */
+	unsigned snapshots_line; /* of the snapshots key, 0 without one */
+	uint64_t every;         /* every = N scans (default 1); 0: every = capture or time */
+	bool by_time;           /* every = time */
+	unsigned every_line;    /* of the every key, else the capture key's */
+};
+
+/*
+ * Read the capture @spec names (relative to the workload's file) and make
+ * @reg a capture region: reg->pages (which must equal a given size) and
+ * reg->capture. [global] must be parsed (the stop decides which snapshots
+ * are reached). 0, or -1 with the error recorded: a file that cannot be
+ * read or is damaged (its message names the byte offset), a stream or
+ * snapshot it lacks, a snapshot the run never reaches.
+ */
+int wl_capture_load(struct wl_ctx *ctx, const char *title, const struct wl_capture_spec *spec,
+		    struct wl_region *reg);
+void wl_capture_free(struct wl_capture *cap);
+/*
+ * Give every distinct token of the workload's capture regions a fresh
+ * value, from counter *@next on (advanced past them): one token, one value,
+ * in every region that holds it. 0, or -1 when out of memory.
+ */
+int wl_capture_assign_values(struct workload *wl, uint64_t *next);
+/* Writers and events that would make a replay inexact, refused: 0 or -1. */
+int wl_check_captures(struct wl_ctx *ctx);
+
 #endif

@@ -72,6 +72,20 @@ static void print_region(const struct workload *wl, const struct wl_region *reg,
 	if (reg->fill == WL_FILL_GROUPS)
 		fprintf(out, "groups = %s\n",
 			wl_groups_format(reg->groups, reg->ngroups, buf, sizeof(buf)));
+	if (reg->fill == WL_FILL_CAPTURE) {
+		const struct wl_capture *cap = reg->capture;
+
+		fprintf(out, "capture = %s\nstream = %u\n", cap->path, cap->stream);
+		if (cap->all && cap->first == 0)
+			fprintf(out, "snapshots = all\n");
+		else
+			fprintf(out, "snapshots = %llu-%llu\n", (unsigned long long)cap->first,
+				(unsigned long long)cap->last);
+		if (cap->every)
+			fprintf(out, "every = %llu\n", (unsigned long long)cap->every);
+		else
+			fprintf(out, "every = %s\n", cap->by_time ? "time" : "capture");
+	}
 	if (reg->node < 0)
 		fprintf(out, "node = any\n");
 	else
@@ -231,6 +245,15 @@ static bool region_equal(const struct wl_region *a, const struct wl_region *b)
 		return false;
 	if (a->fill == WL_FILL_SAME && a->value != b->value)
 		return false;
+	if (a->fill == WL_FILL_CAPTURE)
+		return strcmp(a->capture->path, b->capture->path) == 0 &&
+		       a->capture->stream == b->capture->stream &&
+		       a->capture->first == b->capture->first && a->capture->last == b->capture->last &&
+		       a->capture->every == b->capture->every &&
+		       a->capture->by_time == b->capture->by_time &&
+		       a->capture->ntokens == b->capture->ntokens &&
+		       memcmp(a->capture->fresh, b->capture->fresh,
+			      a->capture->ntokens * sizeof(*a->capture->fresh)) == 0;
 	if (a->fill == WL_FILL_GROUPS)
 		return a->ngroups == b->ngroups &&
 		       memcmp(a->groups, b->groups, a->ngroups * sizeof(*a->groups)) == 0;

@@ -429,7 +429,8 @@ static long add_process(struct wl_ctx *ctx, const char *name, int parent, unsign
 
 /* --- [region NAME] ------------------------------------------------------- */
 
-static const char *const fill_names[] = { "same", "unique", "zero", "groups", "none", NULL };
+static const char *const fill_names[] = { "same", "unique", "zero", "groups", "none", "capture",
+					  NULL };
 static const char *const thp_names[] = { "never", "always", NULL };
 static const char *const merge_names[] = { "madvise", "prctl", "none", NULL };
 
@@ -439,7 +440,7 @@ const char *wl_merge_name(enum wl_merge merge) { return merge_names[merge]; }
 
 static const char *const region_keys[] = {
 	"process", "size", "pages", "fill", "value", "groups", "node", "thp", "merge",
-	"dirty_tracking", NULL
+	"dirty_tracking", "capture", "stream", "snapshots", "every", NULL
 };
 static const char *const yes_no[] = { "no", "yes", NULL };
 
@@ -500,6 +501,8 @@ static int region_page_count(struct wl_ctx *ctx, const struct raw_section *sec,
 	reg->size_line = size ? size->line : pages ? pages->line : sec->line;
 	reg->size_key = size ? "size" : "pages";
 	if (!size && !pages) {
+		if (reg->fill == WL_FILL_CAPTURE)
+			return 0; /* the capture gives it (wl_capture_load) */
 		if (reg->fill != WL_FILL_GROUPS) {
 			wl_fail(ctx, sec->line, "%s needs size or pages", sec->title);
 			return -1;
@@ -517,7 +520,63 @@ static int region_page_count(struct wl_ctx *ctx, const struct raw_section *sec,
 	return 0;
 }
 
-static int region_key(const struct keyctx *k, struct wl_region *reg, const char **process)
+/* snapshots = all, N or A-B (A <= B). */
+static int region_snapshots(const struct keyctx *k, struct wl_capture_spec *spec)
+{
+	char text[64], *dash;
+
+	spec->snapshots_line = k->kv->line;
+	if (strcmp(k->kv->value, "all") == 0)
+		return 0;
+	snprintf(text, sizeof text, "%s", k->kv->value);
+	dash = strchr(text, '-');
+	if (dash)
+		*dash = 0;
+	if (strlen(k->kv->value) >= sizeof text || wl_parse_u64(text, &spec->first) != 0 ||
+	    (dash && wl_parse_u64(dash + 1, &spec->last) != 0) ||
+	    (dash && spec->last < spec->first)) {
+		key_fail(k, "expected all, a snapshot N or a range A-B of snapshots (A <= B)");
+		return -1;
+	}
+	if (!dash)
+		spec->last = spec->first;
+	spec->all = false;
+	return 0;
+}
+
+/* The keys of fill = capture. */
+static int capture_key(const struct keyctx *k, struct wl_capture_spec *spec)
+{
+	const char *key = k->kv->key, *v = k->kv->value;
+
+	if (strcmp(key, "capture") == 0) {
+		/* the normalized form prints the absolute path as one word */
+		if (!*v || strpbrk(v, " \t#;")) {
+			key_fail(k, "expected a file name without blanks, '#' or ';'");
+			return -1;
+		}
+		spec->path = v;
+		spec->line = k->kv->line;
+		return 0;
+	}
+	if (strcmp(key, "stream") == 0) {
+		spec->stream_line = k->kv->line;
+		return key_u64(k, 0, UINT32_MAX, &spec->stream);
+	}
+	if (strcmp(key, "every") == 0) {
+		spec->every_line = k->kv->line;
+		if (strcmp(v, "capture") == 0 || strcmp(v, "time") == 0) {
+			spec->every = 0;
+			spec->by_time = v[0] == 't';
+			return 0;
+		}
+		return key_u64(k, 1, WL_MAX_SCANS, &spec->every);
+	}
+	return region_snapshots(k, spec);
+}
+
+static int region_key(const struct keyctx *k, struct wl_region *reg, const char **process,
+		      struct wl_capture_spec *spec)
 {
 	const char *key = k->kv->key;
 	struct wl_value value;
@@ -535,7 +594,7 @@ static int region_key(const struct keyctx *k, struct wl_region *reg, const char 
 	} else if (strcmp(key, "pages") == 0) {
 		return key_u64(k, 1, WL_MAX_REGION_PAGES, &reg->pages);
 	} else if (strcmp(key, "fill") == 0) {
-		if ((v = key_word(k, fill_names, "same, unique, zero, groups or none")) < 0)
+		if ((v = key_word(k, fill_names, "same, unique, zero, groups, none or capture")) < 0)
 			return -1;
 		reg->fill = (enum wl_fill)v;
 	} else if (strcmp(key, "value") == 0) {
@@ -574,6 +633,39 @@ static int region_key(const struct keyctx *k, struct wl_region *reg, const char 
 		if ((v = key_word(k, yes_no, "yes or no")) < 0)
 			return -1;
 		reg->dirty_tracking = v;
+	} else {
+		return capture_key(k, spec);
+	}
+	return 0;
+}
+
+/* fill = capture needs capture = FILE; its other keys belong to it alone. */
+static int check_capture_keys(struct wl_ctx *ctx, const struct raw_section *sec,
+			      const struct wl_region *reg)
+{
+	static const char *const only[] = { "capture", "stream", "snapshots", "every", NULL };
+	const struct raw_kv *thp = find_key(sec, "thp");
+
+	if (reg->fill == WL_FILL_CAPTURE && !find_key(sec, "capture")) {
+		wl_fail(ctx, find_key(sec, "fill")->line, "%s fill = capture needs capture = FILE",
+			sec->title);
+		return -1;
+	}
+	for (size_t i = 0; reg->fill != WL_FILL_CAPTURE && only[i]; i++) {
+		const struct raw_kv *kv = find_key(sec, only[i]);
+
+		if (kv) {
+			wl_fail(ctx, kv->line, "%s %s only applies to fill = capture", sec->title,
+				only[i]);
+			return -1;
+		}
+	}
+	/* a THP's first touch faults in all 512 pages: absent pages would not stay so */
+	if (reg->fill == WL_FILL_CAPTURE && reg->thp == WL_THP_ALWAYS) {
+		wl_fail(ctx, thp->line, "%s thp = always: a capture region is replayed in small "
+			"pages (a huge page's first touch would make its absent pages present)",
+			sec->title);
+		return -1;
 	}
 	return 0;
 }
@@ -586,7 +678,7 @@ static int check_region_fill(struct wl_ctx *ctx, const struct raw_section *sec,
 			    *groups = find_key(sec, "groups");
 
 	if (!fill) {
-		wl_fail(ctx, sec->line, "%s needs fill = same, unique, zero, groups or none",
+		wl_fail(ctx, sec->line, "%s needs fill = same, unique, zero, groups, none or capture",
 			sec->title);
 		return -1;
 	}
@@ -607,12 +699,13 @@ static int check_region_fill(struct wl_ctx *ctx, const struct raw_section *sec,
 		wl_fail(ctx, groups->line, "%s groups only applies to fill = groups", sec->title);
 		return -1;
 	}
-	return 0;
+	return check_capture_keys(ctx, sec, reg);
 }
 
 static int parse_region(struct wl_ctx *ctx, const struct raw_section *sec, struct wl_region *reg)
 {
 	const char *process = "main";
+	struct wl_capture_spec spec = { .all = true, .every = 1 };
 	long proc;
 
 	memset(reg, 0, sizeof(*reg));
@@ -625,10 +718,16 @@ static int parse_region(struct wl_ctx *ctx, const struct raw_section *sec, struc
 	for (size_t i = 0; i < sec->nkv; i++) {
 		struct keyctx k = { ctx, sec, &sec->kv[i] };
 
-		if (region_key(&k, reg, &process) != 0)
+		if (region_key(&k, reg, &process, &spec) != 0)
 			return -1;
 	}
 	if (check_region_fill(ctx, sec, reg) != 0 || region_page_count(ctx, sec, reg) != 0)
+		return -1;
+	if (!spec.stream_line)
+		spec.stream_line = spec.line;
+	if (!spec.every_line)
+		spec.every_line = spec.line;
+	if (reg->fill == WL_FILL_CAPTURE && wl_capture_load(ctx, sec->title, &spec, reg) != 0)
 		return -1;
 	proc = find_process(ctx, process);
 	if (proc < 0)
@@ -1326,8 +1425,9 @@ static int parse_actions(struct wl_ctx *ctx, const struct reader *r)
 	return 0;
 }
 
-static void assign_fresh_values(struct workload *wl)
+static int assign_fresh_values(struct wl_ctx *ctx)
 {
+	struct workload *wl = ctx->wl;
 	uint64_t next = 0;
 
 	for (size_t i = 0; i < wl->nregions; i++) {
@@ -1336,11 +1436,16 @@ static void assign_fresh_values(struct workload *wl)
 		wl->regions[i].unique_base = next;
 		next += wl->regions[i].pages;
 	}
+	if (wl_capture_assign_values(wl, &next) != 0) {
+		wl_fail(ctx, 0, "out of memory");
+		return -1;
+	}
 	wl->fresh_start = next;
 	wl->deterministic = wl->stop == WL_STOP_SCANS;
 	for (size_t i = 0; i < wl->nwriters; i++)
 		if (wl->writers[i].when == WL_WHEN_CONTINUOUS)
 			wl->deterministic = false;
+	return 0;
 }
 
 static const struct raw_section *find_global(const struct reader *r)
@@ -1357,7 +1462,8 @@ static int interpret(struct wl_ctx *ctx, const struct reader *r)
 	    parse_regions(ctx, r) != 0 || parse_actions(ctx, r) != 0 ||
 	    wl_parse_expects(ctx, r) != 0)
 		return -1;
-	assign_fresh_values(ctx->wl);
+	if (assign_fresh_values(ctx) != 0 || wl_check_captures(ctx) != 0)
+		return -1;
 	return wl_check_timeline(ctx);
 }
 
@@ -1443,8 +1549,10 @@ void wl_free(struct workload *wl)
 {
 	if (!wl)
 		return;
-	for (size_t i = 0; i < wl->nregions; i++)
+	for (size_t i = 0; i < wl->nregions; i++) {
 		free(wl->regions[i].groups);
+		wl_capture_free(wl->regions[i].capture);
+	}
 	for (size_t i = 0; i < wl->nwriters; i++)
 		wl_pagesel_free(&wl->writers[i].pages);
 	for (size_t i = 0; i < wl->nevents; i++)
@@ -1518,6 +1626,8 @@ bool wl_region_initial_value(const struct wl_region *region, uint64_t page, uint
 		return false;
 	case WL_FILL_NONE:
 		return false;
+	case WL_FILL_CAPTURE:
+		return wl_capture_value(region->capture, region->capture->initial[page], value);
 	}
 	return false;
 }

@@ -218,6 +218,7 @@ enum wl_fill {
 	WL_FILL_ZERO,   /* zero-filled, faulted in (real anonymous pages) */
 	WL_FILL_GROUPS, /* runs of COPIESxVALUE in address order */
 	WL_FILL_NONE,   /* never touched: no page is present */
+	WL_FILL_CAPTURE, /* one stream of a capture file, its snapshots replayed (wl_capture) */
 };
 
 enum wl_thp { WL_THP_NEVER, WL_THP_ALWAYS };
@@ -232,6 +233,60 @@ enum wl_merge {
 struct wl_group {
 	uint64_t copies;
 	uint64_t value;
+};
+
+/*
+ * fill = capture (wl_capture.c, docs/capture.md "Replay"): a region holding
+ * one stream of a capture file. Its pages are the union of the stream's VMAs
+ * over the snapshots replayed, in address order (a page outside one
+ * snapshot's VMAs is absent in it). Snapshot @first fills the region at
+ * setup; snapshot first + k is applied at after-scan:k * @every (or, with
+ * every 0, after as many scans as the capture saw since @first; or with
+ * by_time, once the run's time reaches the capture's time since @first), as the
+ * changes from the snapshot before it, before the point's writers and
+ * events. A page's content is coded: WL_CAPTURE_ABSENT (not present: never
+ * faulted in, or discarded), 0 (a page of zeros, faulted in) or 1 + i for
+ * the i-th distinct non-zero token of the capture (tokens[i], in order of
+ * first use), whose workload value is content_fresh_value(fresh[i]), the
+ * same for the same token in every capture region of the workload: the
+ * simulator needs no bytes, only which pages are equal. The backend
+ * writes the captured bytes of tokens[i] instead (a --bytes capture).
+ */
+#define WL_CAPTURE_ABSENT UINT64_MAX
+
+struct wl_capture_change {
+	uint64_t page;
+	uint64_t content; /* coded as above */
+};
+
+/* One snapshot after the first: the pages it changes, sorted by page. */
+struct wl_capture_step {
+	uint64_t snapshot;   /* its index in the file */
+	uint64_t at_scan;    /* applied at after-scan:at_scan (UINT64_MAX with by_time) */
+	uint64_t at_ns;      /* by_time: applied once the run's time reaches it */
+	size_t first, count; /* its changes: changes[first .. first + count) */
+};
+
+struct wl_capture {
+	char *path;            /* absolute (the key's file, relative to the workload's) */
+	unsigned line;         /* of the capture key */
+	uint32_t stream;       /* which stream of the file */
+	bool all;              /* snapshots = all: every live one the run reaches */
+	uint64_t first, last;  /* the snapshots replayed, inclusive */
+	uint64_t every;        /* scans between two snapshots; 0: the full scans the
+				  capture recorded (every = capture), or by_time */
+	bool by_time;          /* every = time (the simulator only): snapshot k at the
+				  run's time t_k - t_first, the capture's own clock,
+				  applied between two ksmd batches */
+	bool with_bytes;       /* the file holds the distinct pages' bytes (--bytes) */
+	uint64_t *initial;     /* per page: its content at snapshot first */
+	struct wl_capture_step *steps; /* snapshots first + 1 .. last */
+	size_t nsteps;
+	struct wl_capture_change *changes;
+	size_t nchanges;
+	uint64_t *tokens;      /* the distinct non-zero tokens, in order of first use */
+	uint64_t ntokens;
+	uint64_t *fresh;       /* per token: the fresh counter of its value */
 };
 
 /*
@@ -256,6 +311,7 @@ struct wl_region {
 	enum wl_thp thp;
 	enum wl_merge merge;
 	bool dirty_tracking;    /* simulator: writes set the PTE dirty bit (default) */
+	struct wl_capture *capture; /* WL_FILL_CAPTURE, else NULL */
 };
 
 /* Which pages of a region an action touches. */
@@ -549,6 +605,17 @@ const char *wl_check_what(const struct workload *wl, const struct wl_check *chec
  * when the page is present after setup, false for fill = none.
  */
 bool wl_region_initial_value(const struct wl_region *region, uint64_t page, uint64_t *value);
+
+/*
+ * Capture regions: the workload value of a coded content (false for
+ * WL_CAPTURE_ABSENT), the capture token behind it (CAP_TOKEN_ZERO, 0, for a
+ * zero page), and the snapshot applied after scan @scan (NULL: none then).
+ */
+bool wl_capture_value(const struct wl_capture *cap, uint64_t content, uint64_t *value);
+uint64_t wl_capture_token(const struct wl_capture *cap, uint64_t content);
+const struct wl_capture_step *wl_capture_step_at(const struct wl_capture *cap, uint64_t scan);
+/* every = time: how many of the steps are due at the run's time @now_ns. */
+size_t wl_capture_steps_due(const struct wl_capture *cap, uint64_t now_ns);
 
 /* Number of pages @sel picks in a region of @npages pages. */
 uint64_t wl_pagesel_count(const struct wl_pagesel *sel, uint64_t npages);

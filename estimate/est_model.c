@@ -1,0 +1,294 @@
+/*
+ * est_model.c - one estimate: what the capture holds (streams, snapshots,
+ * the most KSM could save), the workload that replays it in simulated time
+ * at the knobs asked about, its run on the simulator with a row after every
+ * ksmd batch, and the figures read off that series (the final saving, the
+ * time to 90% of it, ksmd's CPU over the run and over the last full scan).
+ * It does not take captures, print or draw.
+ */
+#define _GNU_SOURCE /* open_memstream */
+#include "estimate.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture.h"
+#include "trace.h"
+
+#define MIN_TIME_NS (10ull * 1000000000ull)
+#define MAX_TIME_NS (7ull * 24 * 3600 * 1000000000ull)
+#define SETTLE_SCANS 4u
+
+/* ---- the capture -------------------------------------------------------------- */
+
+static int add_snapshot(struct est_capture *c, const struct cap_snapshot *snap, uint64_t t0,
+			char *err, size_t errlen)
+{
+	struct cap_summary sum;
+	struct cap_error cerr;
+
+	for (size_t i = 0; i < snap->nstreams && i < c->nstreams; i++)
+		if (snap->streams[i].npages)
+			c->replayed[i] = true;
+	if (snap->nstreams && snap->streams[0].status == CAP_STREAM_LIVE) {
+		c->snapshots++;
+		c->last_snapshot_ns = snap->time_ns - t0;
+	}
+	if (cap_summarize(snap, &sum, &cerr) != 0) {
+		snprintf(err, errlen, "%s", cerr.text);
+		return -1;
+	}
+	if (sum.live_streams) {
+		c->present_pages = sum.present;
+		c->most_saved = sum.zero + sum.duplicates;
+	}
+	return 0;
+}
+
+int est_capture_read(const char *path, struct est_capture *out, char *err, size_t errlen)
+{
+	const struct cap_snapshot *snap;
+	struct cap_reader *rd;
+	struct cap_error cerr;
+	uint64_t t0 = 0;
+	bool first = true;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (cap_reader_open(path, 0, &rd, &cerr) != 0) {
+		snprintf(err, errlen, "%s", cerr.text);
+		return -1;
+	}
+	out->nstreams = cap_reader_info(rd)->nstreams;
+	out->replayed = calloc(out->nstreams ? out->nstreams : 1, sizeof(*out->replayed));
+	if (!out->replayed) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	while ((rc = cap_reader_next(rd, &snap, &cerr)) == 1) {
+		if (first)
+			t0 = snap->time_ns;
+		first = false;
+		if (add_snapshot(out, snap, t0, err, errlen) != 0)
+			goto fail;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "%s", cerr.text);
+		goto fail;
+	}
+	for (size_t i = 0; i < out->nstreams; i++)
+		out->streams += out->replayed[i];
+	cap_reader_close(rd);
+	if (!out->streams) {
+		snprintf(err, errlen, "%s: no stream has a page in any snapshot: nothing to merge",
+			 path);
+		est_capture_free(out);
+		return -1;
+	}
+	return 0;
+fail:
+	cap_reader_close(rd);
+	est_capture_free(out);
+	return -1;
+}
+
+void est_capture_free(struct est_capture *c)
+{
+	free(c->replayed);
+	c->replayed = NULL;
+}
+
+/* ---- the workload ---------------------------------------------------------------- */
+
+uint64_t est_default_time(uint64_t last_snapshot_ns, uint64_t pages, const struct est_knobs *k)
+{
+	uint64_t per_batch = k->value[WL_KNOB_PAGES_TO_SCAN] ? k->value[WL_KNOB_PAGES_TO_SCAN] : 1;
+	uint64_t sleep_ns = k->value[WL_KNOB_SLEEP_MILLISECS] * 1000000ull;
+	uint64_t batches = (pages + per_batch - 1) / per_batch;
+	double scan_ns = (double)batches * (double)(sleep_ns > 1000000 ? sleep_ns : 1000000);
+	double t = (double)last_snapshot_ns + SETTLE_SCANS * scan_ns;
+
+	if (t < MIN_TIME_NS)
+		return MIN_TIME_NS;
+	return t > MAX_TIME_NS ? MAX_TIME_NS : (uint64_t)t;
+}
+
+static void print_knobs(FILE *out, const struct est_knobs *k)
+{
+	for (int i = 0; i < WL_KNOB_COUNT; i++) {
+		char buf[32];
+
+		/* the advisor owns pages_to_scan: giving both is refused */
+		if (i == WL_KNOB_PAGES_TO_SCAN &&
+		    k->value[WL_KNOB_ADVISOR_MODE] == WL_ADVISOR_SCAN_TIME)
+			continue;
+		fprintf(out, "%s = %s\n", wl_knob_info((enum wl_knob)i)->name,
+			wl_knob_format((enum wl_knob)i, k->value[i], buf, sizeof(buf)));
+	}
+}
+
+int est_workload_text(const struct est_options *opt, const struct est_capture *cap, char **text,
+		      char *err, size_t errlen)
+{
+	uint64_t time_ns = opt->time_ns ? opt->time_ns
+					: est_default_time(cap->last_snapshot_ns, cap->present_pages,
+							   &opt->knobs);
+	char *path = realpath(opt->capture, NULL);
+	size_t len = 0;
+	FILE *out;
+
+	if (!path) {
+		snprintf(err, errlen, "%s: %s", opt->capture, strerror(errno));
+		return -1;
+	}
+	if (strpbrk(path, " \t#;")) {
+		snprintf(err, errlen, "%s: a workload cannot name a file whose path has blanks, "
+			 "'#' or ';' (copy or link it elsewhere)", path);
+		free(path);
+		return -1;
+	}
+	out = open_memstream(text, &len);
+	if (!out) {
+		free(path);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	fprintf(out, "# ksmkit estimate: %s replayed in simulated time, every stream\n"
+		     "# mergeable (merge = prctl), at the knobs below\n"
+		     "[global]\ndescription = ksmkit estimate of %s\nkernel = %s\ntime = %lluns\n",
+		path, path, wl_kernel_name(opt->kernel), (unsigned long long)time_ns);
+	print_knobs(out, &opt->knobs);
+	for (uint64_t i = 0; i < cap->nstreams; i++)
+		if (cap->replayed[i])
+			fprintf(out, "\n[region s%llu]\nprocess = p%llu\nfill = capture\n"
+				     "capture = %s\nstream = %llu\nevery = time\nmerge = prctl\n",
+				(unsigned long long)i, (unsigned long long)i, path,
+				(unsigned long long)i);
+	free(path);
+	if (fclose(out) != 0) {
+		free(*text);
+		*text = NULL;
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+int est_workload(const struct est_options *opt, const struct est_capture *cap,
+		 struct workload **wl, char *err, size_t errlen)
+{
+	struct wl_error werr;
+	char *text;
+	int rc;
+
+	if (est_workload_text(opt, cap, &text, err, errlen) != 0)
+		return -1;
+	rc = wl_parse_buffer(text, strlen(text), "estimate", wl, &werr);
+	if (rc != 0)
+		snprintf(err, errlen, "%s", werr.text);
+	free(text);
+	return rc;
+}
+
+/* ---- the run and its figures --------------------------------------------------------- */
+
+static struct est_point point_of(const struct trace_row *row)
+{
+	return (struct est_point){
+		.time_ns = row->time_ns,
+		.ksmd_cpu_ns = row->ksmd_cpu_ns,
+		.full_scans = (uint64_t)row->counter[TRACE_FULL_SCANS],
+		.pages_shared = row->counter[TRACE_PAGES_SHARED],
+		.pages_sharing = row->counter[TRACE_PAGES_SHARING],
+		.ksm_zero_pages = row->counter[TRACE_KSM_ZERO_PAGES],
+		.general_profit = row->counter[TRACE_GENERAL_PROFIT],
+	};
+}
+
+/* The batch rows, after a point at time 0; a full-scan row repeats its batch's. */
+static int series_of(const struct trace *t, struct est_result *r)
+{
+	r->series = calloc(t->nrows + 1, sizeof(*r->series));
+	if (!r->series)
+		return -1;
+	r->n = 1;
+	for (size_t i = 0; i < t->nrows; i++)
+		if (t->row[i].kind == TRACE_ROW_BATCH)
+			r->series[r->n++] = point_of(&t->row[i]);
+	return 0;
+}
+
+static double cpu_between(const struct est_point *a, const struct est_point *b)
+{
+	return b->time_ns > a->time_ns
+		       ? (double)(b->ksmd_cpu_ns - a->ksmd_cpu_ns) / (double)(b->time_ns - a->time_ns)
+		       : 0.0;
+}
+
+void est_result_figures(struct est_result *r)
+{
+	const struct est_point *first = &r->series[0], *from;
+	int64_t final;
+	size_t w = 0;
+
+	r->last = r->series[r->n - 1];
+	final = est_saved(&r->last);
+	r->t90_ns = -1;
+	for (size_t i = 0; final > 0 && i < r->n; i++)
+		if (10 * est_saved(&r->series[i]) >= 9 * final) {
+			r->t90_ns = (int64_t)r->series[i].time_ns;
+			break;
+		}
+	r->cpu_mean = cpu_between(first, &r->last);
+	/* the last full scan: from the first point that had completed one fewer */
+	if (r->last.full_scans >= 2)
+		while (w < r->n && r->series[w].full_scans < r->last.full_scans - 1)
+			w++;
+	from = &r->series[w < r->n ? w : 0];
+	r->cpu_steady = cpu_between(from, &r->last);
+	r->settled = r->last.full_scans >= 2 && est_saved(from) == final &&
+		     from->time_ns >= r->last_snapshot_ns;
+}
+
+int est_run(const struct est_options *opt, const struct est_capture *cap,
+	    const struct workload *wl, struct est_result *out, char *err, size_t errlen)
+{
+	struct sim_run_options ro = {
+		.per_batch = true,
+		.costs = opt->costs,
+		.progress = opt->progress,
+		.progress_arg = opt->progress_arg,
+		.progress_steps = opt->progress_steps,
+	};
+	struct trace *t = NULL;
+	char why[512];
+
+	memset(out, 0, sizeof(*out));
+	if (sim_run_workload(wl, &ro, &t, why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "the simulator: %s", why);
+		trace_free(t);
+		return -1;
+	}
+	if (series_of(t, out) != 0) {
+		trace_free(t);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	trace_free(t);
+	out->streams = cap->streams;
+	out->snapshots = cap->snapshots;
+	out->last_snapshot_ns = cap->last_snapshot_ns;
+	out->present_pages = cap->present_pages;
+	out->most_saved = cap->most_saved;
+	est_result_figures(out);
+	return 0;
+}
+
+void est_result_free(struct est_result *r)
+{
+	free(r->series);
+	r->series = NULL;
+	r->n = 0;
+}
