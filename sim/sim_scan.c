@@ -278,6 +278,23 @@ static void charge_visit(struct sim *s, uint32_t slot)
 }
 
 /*
+ * The visits to come, in address order: on a large host a visit's reads (the
+ * page, its frame, its content for the checksum) miss the cache one after
+ * the other, so start on them a few pages ahead (sim_prefetch_write's
+ * stages; no effect on the machine), where that pays.
+ */
+static void prefetch_visits(const struct sim *s, const struct sim_area *a, uint64_t p)
+{
+	static const unsigned ahead[] = { 16, 8, 4 };
+
+	if (!sim_prefetch_pays(s))
+		return;
+	for (unsigned stage = 0; stage < sizeof(ahead) / sizeof(ahead[0]); stage++)
+		if (p + ahead[stage] < a->npages)
+			sim_prefetch_slot(s, a->slot + (uint32_t)(p + ahead[stage]), stage);
+}
+
+/*
  * Walk @mm's mergeable pages from the cursor's address. Returns true with the
  * page slot of the next page to process; false at the end of the mm.
  */
@@ -300,6 +317,7 @@ static bool walk_mm(struct sim *s, uint32_t mm, uint32_t *out)
 			s->scan.address = vpn + 1;
 			if (!a->anon_vma || !page_is_eligible(s, slot))
 				continue;
+			prefetch_visits(s, a, p);
 			charge_visit(s, slot);
 			get_rmap_item(s, mm, i, vpn);
 			if (should_skip(s, slot))
