@@ -278,20 +278,16 @@ static void charge_visit(struct sim *s, uint32_t slot)
 }
 
 /*
- * The visits to come, in address order: on a large host a visit's reads (the
- * page, its frame, its content for the checksum) miss the cache one after
- * the other, so start on them a few pages ahead (sim_prefetch_write's
- * stages; no effect on the machine), where that pays.
+ * The visits to come, in address order: the page slots and frames of the
+ * pages ahead are read in order (the hardware prefetches those), but a
+ * written page's content entry is anywhere in the content store, a cache
+ * miss on a large host: start on it a few pages ahead (no effect on the
+ * machine), where that pays.
  */
 static void prefetch_visits(const struct sim *s, const struct sim_area *a, uint64_t p)
 {
-	static const unsigned ahead[] = { 16, 8, 4 };
-
-	if (!sim_prefetch_pays(s))
-		return;
-	for (unsigned stage = 0; stage < sizeof(ahead) / sizeof(ahead[0]); stage++)
-		if (p + ahead[stage] < a->npages)
-			sim_prefetch_slot(s, a->slot + (uint32_t)(p + ahead[stage]), stage);
+	if (sim_prefetch_pays(s) && p + 8 < a->npages)
+		sim_prefetch_slot(s, a->slot + (uint32_t)(p + 8), 2);
 }
 
 /*
