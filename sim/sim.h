@@ -151,6 +151,17 @@ int sim_fill(struct sim *s, int area, uint64_t page, uint64_t value);
 /* Store @value's 8 bytes at @offset of the page (COW, faults as the kernel). */
 int sim_write(struct sim *s, int area, uint64_t page, uint32_t offset, uint64_t value);
 
+/*
+ * A hint, no effect on the machine: a write to @page of the area is coming.
+ * On a large host each of a write's reads (the page table entry, its frame,
+ * the content, the content's intern bucket) is a cache miss that depends on
+ * the one before. Call it for the same page with @stage 0, 1, 2 and 3 in
+ * that order, a few writes apart (16, 8, 4 and 2 writes ahead, say): each
+ * stage reads what the one before fetched and fetches the next. Pages out
+ * of range are ignored.
+ */
+void sim_prefetch_write(const struct sim *s, int area, uint64_t page, unsigned stage);
+
 /* madvise(MADV_MERGEABLE or MADV_UNMERGEABLE) on pages [first, first + count). */
 int sim_madvise(struct sim *s, int area, uint64_t first, uint64_t count, bool mergeable);
 

@@ -729,6 +729,13 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 	uint64_t h = sim_content_bytes_hash(cs, token), ret;
 	uint32_t n = 0, i = 0;
 
+	/*
+	 * On a large host each bucket read is a cache miss: start on the old
+	 * content's (the caller's unref unlinks it when this was its last
+	 * frame) so that it overlaps the probe for the new one.
+	 */
+	if (sim_content_is_patched(token))
+		__builtin_prefetch(&cs->bucket[(uint32_t)h & (cs->nbuckets - 1)], 1);
 	if (v.npatch + CONTENT_WORD_SIZE > sizeof(small) / sizeof(small[0])) {
 		patch = malloc((v.npatch + CONTENT_WORD_SIZE) * sizeof(*patch));
 		if (!patch)
@@ -749,6 +756,8 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 	}
 	for (; i < v.npatch; i++)
 		patch[n++] = v.patch[i];
+	if (n)
+		__builtin_prefetch(&cs->bucket[(uint32_t)h & (cs->nbuckets - 1)]);
 	if (n == 0) {
 		ret = v.base;
 	} else if (n >= CONTENT_PAGE_SIZE / CONTENT_WORD_SIZE) {

@@ -88,6 +88,24 @@ static inline bool sim_content_is_patched(uint64_t token)
 	return token >= SIM_TOKEN_PATCHED;
 }
 
+/*
+ * Prefetch hints for a coming write to a frame holding @token: stage 0 the
+ * token's entry, stage 1 (after 0 has had time) the entry's intern bucket.
+ */
+static inline void sim_content_prefetch(const struct sim_content_store *cs, uint64_t token,
+					unsigned stage)
+{
+	const struct sim_patched *e;
+
+	if (!sim_content_is_patched(token))
+		return;
+	e = &cs->entry[token - SIM_TOKEN_PATCHED];
+	if (stage == 0)
+		__builtin_prefetch(e, 1);
+	else
+		__builtin_prefetch(&cs->bucket[(uint32_t)e->bytes_hash & (cs->nbuckets - 1)], 1);
+}
+
 /* Does the entry keep its patches in an allocated array (e->patch)? */
 static inline bool sim_patched_spilled(const struct sim_patched *e)
 {
@@ -102,6 +120,7 @@ static inline bool sim_patched_spilled(const struct sim_patched *e)
 uint32_t sim_content_patches(const struct sim_content_store *cs, uint64_t token, uint64_t *base,
 			     struct sim_patch_byte buf[SIM_PATCH_WINDOW],
 			     const struct sim_patch_byte **patch);
+
 
 /* A frame starts or stops holding @token (patched contents are counted). */
 void sim_content_ref(struct sim_content_store *cs, uint64_t token);

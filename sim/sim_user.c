@@ -179,6 +179,14 @@ int sim_fill(struct sim *s, int area, uint64_t page, uint64_t value)
 	return 0;
 }
 
+void sim_prefetch_write(const struct sim *s, int area, uint64_t page, unsigned stage)
+{
+	if (!sim_prefetch_pays(s) || area < 0 || (uint32_t)area >= s->narea ||
+	    page >= s->area[area].npages)
+		return;
+	sim_prefetch_slot(s, s->area[area].slot + (uint32_t)page, stage);
+}
+
 int sim_write(struct sim *s, int area, uint64_t page, uint32_t offset, uint64_t value)
 {
 	struct sim_area *a = area_at(s, area);
