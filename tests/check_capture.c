@@ -998,6 +998,7 @@ static Suite *capture_suite(void)
 	printf("# live captures of children: skipped under AddressSanitizer (its "
 	       "shadow mapping makes every child a sparse mapping capture refuses)\n");
 	(void)test_live_known_pages;
+	(void)test_live_mergeable_only;
 	(void)test_live_through_file;
 	(void)test_live_exit;
 	(void)test_live_exec;
