@@ -523,7 +523,7 @@ static const char vms_usage[] =
 	"\n"
 	"  --guests N         guests side by side (default 2, at most 16)\n"
 	"  --runs R           repetitions (default 1)\n"
-	"  --mem SIZE         each guest's RAM (default 128m)\n"
+	"  --mem SIZE         each guest's RAM (default 192m)\n"
 	"  --fill SIZE        memory each guest fills alike (default 48m; at most\n"
 	"                     --mem less 64m for its kernel)\n"
 	"  --kernel NAME      the guest kernel: 6.1 (default) or 6.12\n"
