@@ -40,6 +40,7 @@
 struct proc_stream {
 	pid_t pid;
 	int maps_fd, pagemap_fd, mem_fd;
+	int smaps_fd;  /* CAP_PROC_MERGEABLE_ONLY: VmFlags say which are mergeable */
 	int reaped; /* wait status when cap_freeze reaped it, else -1 */
 };
 
@@ -54,6 +55,7 @@ struct cap_proc {
 	uint64_t *pm;       /* PAGEMAP_CHUNK entries */
 	uint64_t *kpf;      /* PAGEMAP_CHUNK flags */
 	struct cap_buf maps;
+	bool mergeable_only; /* CAP_PROC_MERGEABLE_ONLY */
 };
 
 /* ---- /proc/PID/maps ------------------------------------------------------------ */
@@ -105,46 +107,72 @@ static int add_vma(struct cap_buf *v, uint64_t start, uint64_t end)
 	return v->failed ? -1 : 0;
 }
 
+/* Whether a smaps VmFlags line has "mg" (VM_MERGEABLE). */
+static bool flags_mergeable(const char *line)
+{
+	for (const char *f = strchr(line, ':') + 1; (f = strstr(f, "mg")); f += 2)
+		if (f[-1] == ' ' && (f[2] == ' ' || f[2] == '\0'))
+			return true;
+	return false;
+}
+
 /*
  * The private anonymous VMAs of the maps text in @p->maps, as a malloc'd
- * array (*@out, *@n). -1 on a malformed line or no memory.
+ * array (*@out, *@n); with p->mergeable_only the text is smaps, and only
+ * those whose VmFlags say mergeable are kept. -1 on a malformed line or no
+ * memory.
  */
 static int parse_maps(struct cap_proc *p, struct cap_vma **out, size_t *n)
 {
 	struct cap_buf v = { 0 };
 	char *line = (char *)p->maps.data, *next;
+	unsigned long long start = 0, end = 0;
+	bool candidate = false;
 
 	for (; line && *line; line = next) {
-		unsigned long long start, end, inode;
+		unsigned long long lo, hi, inode;
 		char perms[8];
 		int name_at = 0;
+		bool anon;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
-		if (sscanf(line, "%llx-%llx %7s %*x %*x:%*x %llu %n", &start, &end, perms, &inode,
+		if (p->mergeable_only && strncmp(line, "VmFlags:", 8) == 0) {
+			if (candidate && flags_mergeable(line) && add_vma(&v, start, end) != 0)
+				goto fail;
+			candidate = false;
+			continue;
+		}
+		if (sscanf(line, "%llx-%llx %7s %*x %*x:%*x %llu %n", &lo, &hi, perms, &inode,
 			   &name_at) < 4 || !name_at) {
-			cap_buf_free(&v);
-			return -1;
+			if (p->mergeable_only && strchr(line, ':'))
+				continue; /* another field of the VMA above */
+			goto fail;
 		}
-		if (perms[3] == 'p' && inode == 0 && anonymous_name(line + name_at) &&
-		    add_vma(&v, start, end) != 0) {
-			cap_buf_free(&v);
-			return -1;
-		}
+		start = lo;
+		end = hi;
+		anon = perms[3] == 'p' && inode == 0 && anonymous_name(line + name_at);
+		if (p->mergeable_only)
+			candidate = anon;
+		else if (anon && add_vma(&v, start, end) != 0)
+			goto fail;
 	}
 	*n = v.len / sizeof(struct cap_vma);
 	*out = (struct cap_vma *)v.data;
 	if (!*out)
 		*out = calloc(1, sizeof(**out));
 	return *out ? 0 : -1;
+fail:
+	cap_buf_free(&v);
+	return -1;
 }
 
 /* The stream's VMAs now; 1 when its memory is gone (the maps file reads empty). */
 static int read_vmas(struct cap_proc *p, size_t i, struct cap_vma **vmas, size_t *n,
 		     struct cap_error *err)
 {
-	if (read_whole(p->ps[i].maps_fd, &p->maps) != 0)
+	if (read_whole(p->mergeable_only ? p->ps[i].smaps_fd : p->ps[i].maps_fd, &p->maps) != 0)
 		return errno == ESRCH ? 1 : cap_fail(err, "process %d: cannot read its maps: %s",
 						     (int)p->ps[i].pid, strerror(errno));
 	if (p->maps.len == 0)
@@ -243,7 +271,10 @@ static int open_stream(struct cap_proc *p, size_t i, pid_t pid, int *why, struct
 	read_comm(pid, p->info[i].comm);
 	p->info[i].thp = p->kpageflags_fd >= 0 ? CAP_THP_KPAGEFLAGS : CAP_THP_NONE;
 	s->maps_fd = open_proc_file(pid, "maps", why);
-	s->pagemap_fd = s->maps_fd >= 0 ? open_proc_file(pid, "pagemap", why) : -1;
+	if (s->maps_fd >= 0 && p->mergeable_only)
+		s->smaps_fd = open_proc_file(pid, "smaps", why);
+	s->pagemap_fd = s->maps_fd >= 0 && (!p->mergeable_only || s->smaps_fd >= 0)
+				? open_proc_file(pid, "pagemap", why) : -1;
 	s->mem_fd = s->pagemap_fd >= 0 ? open_proc_file(pid, "mem", why) : -1;
 	if (s->mem_fd < 0) {
 		if (*why == ENOENT)
@@ -273,6 +304,12 @@ static int open_stream(struct cap_proc *p, size_t i, pid_t pid, int *why, struct
 int cap_proc_open(const pid_t *pids, size_t n, struct cap_proc **out, int *why_errno,
 		  struct cap_error *err)
 {
+	return cap_proc_open_flags(pids, n, 0, out, why_errno, err);
+}
+
+int cap_proc_open_flags(const pid_t *pids, size_t n, unsigned flags, struct cap_proc **out,
+			int *why_errno, struct cap_error *err)
+{
 	struct cap_proc *p = calloc(1, sizeof(*p));
 
 	*out = NULL;
@@ -280,6 +317,7 @@ int cap_proc_open(const pid_t *pids, size_t n, struct cap_proc **out, int *why_e
 	if (!p)
 		return cap_fail(err, "out of memory");
 	p->n = n;
+	p->mergeable_only = flags & CAP_PROC_MERGEABLE_ONLY;
 	p->kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	p->ps = calloc(n, sizeof(*p->ps));
 	p->info = calloc(n, sizeof(*p->info));
@@ -294,7 +332,7 @@ int cap_proc_open(const pid_t *pids, size_t n, struct cap_proc **out, int *why_e
 		goto fail;
 	}
 	for (size_t i = 0; i < n; i++)
-		p->ps[i].maps_fd = p->ps[i].pagemap_fd = p->ps[i].mem_fd = -1;
+		p->ps[i].maps_fd = p->ps[i].pagemap_fd = p->ps[i].mem_fd = p->ps[i].smaps_fd = -1;
 	for (size_t i = 0; i < n; i++)
 		if (open_stream(p, i, pids[i], why_errno, err) != 0)
 			goto fail;
@@ -342,6 +380,8 @@ void cap_proc_close(struct cap_proc *p)
 	for (size_t i = 0; p->ps && i < p->n; i++) {
 		if (p->ps[i].maps_fd >= 0)
 			close(p->ps[i].maps_fd);
+		if (p->ps[i].smaps_fd >= 0)
+			close(p->ps[i].smaps_fd);
 		if (p->ps[i].pagemap_fd >= 0)
 			close(p->ps[i].pagemap_fd);
 		if (p->ps[i].mem_fd >= 0)

@@ -253,6 +253,18 @@ struct cap_proc;
 int cap_proc_open(const pid_t *pids, size_t n, struct cap_proc **out, int *why_errno,
 		  struct cap_error *err);
 
+/*
+ * The same with @flags. CAP_PROC_MERGEABLE_ONLY: take only the VMAs KSM may
+ * merge now (VM_MERGEABLE, "mg" among /proc/PID/smaps' VmFlags, as
+ * MADV_MERGEABLE and PR_SET_MEMORY_MERGE make them) instead of every private
+ * anonymous one: what a running KSM sees (a qemu guest's RAM with
+ * mem-merge=on, not qemu's own heap), rather than what it could see once
+ * enabled for the whole process.
+ */
+enum cap_proc_flag { CAP_PROC_MERGEABLE_ONLY = 1u << 0 };
+int cap_proc_open_flags(const pid_t *pids, size_t n, unsigned flags, struct cap_proc **out,
+			int *why_errno, struct cap_error *err);
+
 /* The streams and their VMAs now, for cap_writer_open. */
 const struct cap_stream_info *cap_proc_streams(const struct cap_proc *p);
 const struct cap_stream_state *cap_proc_initial(const struct cap_proc *p);

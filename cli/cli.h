@@ -93,6 +93,7 @@ struct cli_capture_request {
 	char **command;
 	uint64_t every_ns, duration_ns;
 	bool quiet;
+	bool mergeable_only; /* only the VMAs KSM may merge now (capture --mergeable-only) */
 };
 int cli_capture(const struct cli_capture_request *req);
 

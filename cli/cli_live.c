@@ -195,7 +195,8 @@ static int follow_started(const pid_t *pids, size_t n, void *arg, char *msg, siz
 	struct cap_error err;
 	int why;
 
-	if (cap_proc_open(pids, n, &f->proc, &why, &err) != 0 ||
+	/* what the running KSM sees: the VMAs it may merge (a guest's RAM, not qemu's heap) */
+	if (cap_proc_open_flags(pids, n, CAP_PROC_MERGEABLE_ONLY, &f->proc, &why, &err) != 0 ||
 	    cap_writer_open(f->path, cap_proc_streams(f->proc), cap_proc_initial(f->proc),
 			    cap_proc_count(f->proc), false, &f->writer, &err) != 0) {
 		snprintf(msg, len, "--capture %s: %.400s", f->path, err.text);

@@ -33,7 +33,7 @@
 enum {
 	OPT_OUTPUT = 'o', OPT_PID = 'p', OPT_QUIET = 'q',
 	OPT_EVERY = 1000, OPT_COUNT, OPT_DURATION, OPT_CONSISTENT, OPT_BYTES, OPT_INFO, OPT_CSV,
-	OPT_STRICT,
+	OPT_STRICT, OPT_MERGEABLE_ONLY,
 };
 
 static const struct cli_opt capture_options[] = {
@@ -48,11 +48,12 @@ static const struct cli_opt capture_options[] = {
 	{ "info", 0, true, OPT_INFO },
 	{ "csv", 0, false, OPT_CSV },
 	{ "strict", 0, false, OPT_STRICT },
+	{ "mergeable-only", 0, false, OPT_MERGEABLE_ONLY },
 	{ NULL, 0, false, 0 },
 };
 
 static const struct cli_rule capture_rules[] = {
-	{ CLI_EXCLUDES, "info output pid every count duration consistent bytes quiet",
+	{ CLI_EXCLUDES, "info output pid every count duration consistent bytes quiet mergeable-only",
 	  "--info reads a capture file, it takes none", 0, 0, NULL },
 	{ CLI_NEEDS, "csv info", NULL, 0, 0, NULL },
 	{ CLI_NEEDS, "strict info", NULL, 0, 0, NULL },
@@ -78,6 +79,7 @@ struct plan {
 	uint64_t count;      /* 0: no limit */
 	uint64_t duration_ns; /* 0: no limit */
 	bool consistent, bytes, quiet;
+	bool mergeable_only; /* only VM_MERGEABLE VMAs (CAP_PROC_MERGEABLE_ONLY) */
 };
 
 static int parse_pids(const char *text, struct plan *pl)
@@ -150,6 +152,7 @@ static int read_plan(struct cli_args *a, bool had_dashdash, struct plan *pl)
 		case OPT_CONSISTENT: pl->consistent = true; break;
 		case OPT_BYTES: pl->bytes = true; break;
 		case OPT_QUIET: pl->quiet = true; break;
+		case OPT_MERGEABLE_ONLY: pl->mergeable_only = true; break;
 		}
 	}
 	if (rc)
@@ -476,8 +479,9 @@ static int open_streams(const struct plan *pl, pid_t child, struct cap_proc **pr
 	int why;
 	pid_t one = child;
 
-	if (cap_proc_open(child > 0 ? &one : pl->pids, child > 0 ? 1 : pl->npids, proc, &why,
-			  &err) == 0)
+	if (cap_proc_open_flags(child > 0 ? &one : pl->pids, child > 0 ? 1 : pl->npids,
+				pl->mergeable_only ? CAP_PROC_MERGEABLE_ONLY : 0, proc, &why,
+				&err) == 0)
 		return 0;
 	cli_error("%s: %s", CMD, err.text);
 	return why == EACCES || why == EPERM || why == ESRCH ? CLI_USAGE : CLI_FAILED;
@@ -678,6 +682,7 @@ int cli_capture(const struct cli_capture_request *req)
 		.every_ns = req->every_ns,
 		.duration_ns = req->duration_ns,
 		.quiet = req->quiet,
+		.mergeable_only = req->mergeable_only,
 	};
 
 	if (req->npids > MAX_PIDS) {

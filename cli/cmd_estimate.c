@@ -35,6 +35,7 @@ enum {
 	OPT_OUTPUT = 'o', OPT_PID = 'p', OPT_QUIET = 'q',
 	OPT_KNOBS = 1000, OPT_DEFAULTS, OPT_TIME, OPT_SWEEP, OPT_MAX_CPU, OPT_CHART, OPT_CSV,
 	OPT_JSON, OPT_COSTS, OPT_KERNEL, OPT_PRINT, OPT_EVERY, OPT_DURATION, OPT_KEEP,
+	OPT_MERGEABLE_ONLY,
 };
 
 static const struct cli_opt estimate_options[] = {
@@ -54,6 +55,7 @@ static const struct cli_opt estimate_options[] = {
 	{ "every", 0, true, OPT_EVERY },
 	{ "duration", 0, true, OPT_DURATION },
 	{ "keep", 0, true, OPT_KEEP },
+	{ "mergeable-only", 0, false, OPT_MERGEABLE_ONLY },
 	{ "quiet", 'q', false, OPT_QUIET },
 	{ NULL, 0, false, 0 },
 };
@@ -88,7 +90,7 @@ struct plan {
 	double max_cpu;
 	const char *chart, *output;
 	enum { OUT_TABLE, OUT_CSV, OUT_JSON } format;
-	bool print_workload, quiet, knobs_from_machine;
+	bool print_workload, quiet, knobs_from_machine, mergeable_only;
 	struct sim_costs costs;
 };
 
@@ -217,6 +219,7 @@ static int one_option(struct plan *pl, int key, const char *v)
 	case OPT_EVERY: return parse_time("--every", v, &pl->every_ns);
 	case OPT_DURATION: return parse_time("--duration", v, &pl->duration_ns);
 	case OPT_KEEP: pl->keep = v; return 0;
+	case OPT_MERGEABLE_ONLY: pl->mergeable_only = true; return 0;
 	case OPT_QUIET: pl->quiet = true; return 0;
 	}
 	return 0;
@@ -250,9 +253,9 @@ static int read_plan(struct cli_args *a, bool had_dashdash, struct plan *pl)
 		pl->capture = a->operand[0];
 	}
 	if (pl->capture && (cli_args_has(a, OPT_EVERY) || cli_args_has(a, OPT_DURATION) ||
-			    pl->keep))
-		return bad("--every, --duration and --keep are for capturing (-p or --), "
-			   "not for a capture file");
+			    pl->keep || pl->mergeable_only))
+		return bad("--every, --duration, --keep and --mergeable-only are for capturing "
+			   "(-p or --), not for a capture file");
 	if (!pl->capture && !pl->command && !cli_args_has(a, OPT_DURATION))
 		pl->duration_ns = 10ull * 1000000000ull; /* -p: processes may run for ever */
 	return 0;
@@ -266,6 +269,7 @@ static int capture_first(struct plan *pl, char *path, size_t len)
 	struct cli_capture_request req = {
 		.output = path, .pids = pl->pids, .npids = pl->npids, .command = pl->command,
 		.every_ns = pl->every_ns, .duration_ns = pl->duration_ns, .quiet = pl->quiet,
+		.mergeable_only = pl->mergeable_only,
 	};
 	int rc;
 

@@ -20,6 +20,8 @@
 #include "cli_args.h"
 #include "cli_live.h"
 #include "cli_output.h"
+#include "cli_sim.h"
+#include "estimate.h"
 #include "guest.h"
 #ifdef HAVE_PLOT
 #include "../plots/plot.h"
@@ -31,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #define CMD "vms"
@@ -187,7 +190,7 @@ static int read_plan(struct cli_args *a, bool had_dashdash, struct plan *pl)
 	kb_live_init(&pl->live);
 	pl->guests = 2;
 	pl->runs = 1;
-	pl->mem_mib = 128;
+	pl->mem_mib = 192; /* the 6.1 kernel, the initramfs in RAM and 48 MiB filled */
 	pl->fill_mib = 48;
 	pl->kernel = kg_kernel_name((enum kg_kernel)0);
 	pl->dir = "ksmkit-vms";
@@ -318,6 +321,8 @@ struct outcome {
 	double time_s, ksmd_cpu_s;
 	int64_t shared, sharing, zero, profit;
 	long long snapshots;  /* -1: no capture */
+	bool estimated;       /* ksmkit estimate ran on the run's capture */
+	int64_t est_shared, est_sharing;
 	unsigned filled;      /* guests whose console says the fill is done */
 	struct trace *trace;  /* kept for the chart */
 };
@@ -347,6 +352,54 @@ static void take_outcome(const struct plan *pl, const struct guests *g,
 	o->profit = last->counter[TRACE_GENERAL_PROFIT];
 	for (unsigned i = 0; i < pl->guests && !pl->qemu_argv; i++)
 		o->filled += guest_filled(g, i);
+}
+
+/* ---- the estimate of a run --------------------------------------------------------- */
+
+/* The semantics of this machine's kernel for the simulator (6.18 when unknown). */
+static enum wl_kernel host_kernel(void)
+{
+	enum wl_kernel k = WL_KERNEL_6_18;
+	struct utsname u;
+	char why[160];
+
+	if (uname(&u) == 0)
+		wl_kernel_from_release(u.release, &k, why, sizeof why);
+	return k;
+}
+
+/*
+ * What ksmkit estimate predicts for run @run from its capture alone (the
+ * guests' mergeable memory, snapshot by snapshot), at the run's knobs and
+ * for as long as the run lasted: the figure the measured one checks.
+ */
+static void estimate_run(const struct plan *pl, unsigned run, const char *cap, struct outcome *o)
+{
+	struct est_options opt = { .capture = cap, .time_ns = (uint64_t)(o->time_s * 1e9),
+				   .kernel = host_kernel() };
+	struct est_capture ec;
+	struct est_result r;
+	struct workload *wl = NULL;
+	char err[640];
+
+	for (int k = 0; k < WL_KNOB_COUNT; k++)
+		opt.knobs.value[k] = pl->live.knobs[k];
+	if (est_capture_read(cap, &ec, err, sizeof err) != 0) {
+		cli_error("%s: run %u: no estimate: %s", CMD, run, err);
+		return;
+	}
+	if (est_workload(&opt, &ec, &wl, err, sizeof err) != 0 ||
+	    cli_admit(wl, &(struct sim_admit_options){ .per_batch = true }, err, sizeof err) != 0 ||
+	    est_run(&opt, &ec, wl, &r, err, sizeof err) != 0) {
+		cli_error("%s: run %u: no estimate: %s", CMD, run, err);
+	} else {
+		o->estimated = true;
+		o->est_shared = r.last.pages_shared;
+		o->est_sharing = r.last.pages_sharing;
+		est_result_free(&r);
+	}
+	wl_free(wl);
+	est_capture_free(&ec);
 }
 
 static int one_run(const struct plan *pl, struct guests *g, unsigned run, struct outcome *o)
@@ -392,6 +445,8 @@ static int one_run(const struct plan *pl, struct guests *g, unsigned run, struct
 	}
 	if (pl->capture && res.end != KB_LIVE_END_NONE)
 		o->snapshots = cli_follow_count(CMD, cap);
+	if (o->snapshots > 0 && o->trace)
+		estimate_run(pl, run, cap, o);
 	if (o->status == KB_OK && !pl->qemu_argv && o->filled < pl->guests) {
 		cli_error("%s: run %u: only %u of %u guests said their fill was done (their consoles "
 			  "are %s/run%u-vm*.console): the run measured something else", CMD, run,
@@ -404,36 +459,80 @@ static int one_run(const struct plan *pl, struct guests *g, unsigned run, struct
 
 /* ---- what it says ------------------------------------------------------------------ */
 
-static void mean_stdev(const struct outcome *o, unsigned n, bool shared, double *mean,
-		       double *sd)
+/* Which figure of a run mean_stdev() takes. */
+enum figure { SHARED, SHARING, EST_SHARED, EST_SHARING };
+
+static double figure_of(const struct outcome *o, enum figure f)
+{
+	switch (f) {
+	case SHARED: return (double)o->shared;
+	case SHARING: return (double)o->sharing;
+	case EST_SHARED: return (double)o->est_shared;
+	case EST_SHARING: return (double)o->est_sharing;
+	}
+	return 0;
+}
+
+/* Over the runs that have the figure (an estimate needs a capture); how many. */
+static unsigned mean_stdev(const struct outcome *o, unsigned n, enum figure f, double *mean,
+			   double *sd)
 {
 	double sum = 0, sq = 0;
+	unsigned k = 0;
 
 	for (unsigned i = 0; i < n; i++)
-		sum += (double)(shared ? o[i].shared : o[i].sharing);
-	*mean = sum / n;
-	for (unsigned i = 0; i < n; i++) {
-		double d = (double)(shared ? o[i].shared : o[i].sharing) - *mean;
+		if (f < EST_SHARED || o[i].estimated) {
+			sum += figure_of(&o[i], f);
+			k++;
+		}
+	*mean = k ? sum / k : 0;
+	for (unsigned i = 0; i < n; i++)
+		if (f < EST_SHARED || o[i].estimated) {
+			double d = figure_of(&o[i], f) - *mean;
 
-		sq += d * d;
-	}
-	*sd = n > 1 ? sqrt(sq / (n - 1)) : 0; /* the sample's */
+			sq += d * d;
+		}
+	*sd = k > 1 ? sqrt(sq / (k - 1)) : 0; /* the sample's */
+	return k;
 }
 
 static void print_csv(const struct outcome *o, unsigned n, FILE *out)
 {
 	fprintf(out, "run,full_scans,time_s,pages_shared,pages_sharing,ksm_zero_pages,"
-		     "general_profit,ksmd_cpu_s,snapshots,guests_filled,status\n");
-	for (unsigned i = 0; i < n; i++)
+		     "general_profit,ksmd_cpu_s,snapshots,guests_filled,status,"
+		     "estimated_pages_shared,estimated_pages_sharing\n");
+	for (unsigned i = 0; i < n; i++) {
 		fprintf(out, "%u,%" PRIu64 ",%.3f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-			     ",%.3f,%lld,%u,%d\n",
+			     ",%.3f,%lld,%u,%d,",
 			i + 1, o[i].scans, o[i].time_s, o[i].shared, o[i].sharing, o[i].zero,
 			o[i].profit, o[i].ksmd_cpu_s, o[i].snapshots, o[i].filled, o[i].status);
+		if (o[i].estimated)
+			fprintf(out, "%" PRId64 ",%" PRId64 "\n", o[i].est_shared, o[i].est_sharing);
+		else
+			fprintf(out, ",\n");
+	}
+}
+
+/* "NAME: MEAN ± SD pages" over the runs that have the figure. */
+static unsigned print_mean(FILE *out, const char *name, const struct outcome *o, unsigned n,
+			   enum figure f, double *mean)
+{
+	double sd;
+	unsigned k = mean_stdev(o, n, f, mean, &sd);
+
+	if (!k)
+		return 0;
+	fprintf(out, "%-24s %.0f", name, *mean);
+	if (k > 1)
+		fprintf(out, " ± %.0f pages (mean ± sample stdev of %u runs)\n", sd, k);
+	else
+		fprintf(out, " pages (one run)\n");
+	return k;
 }
 
 static void print_table(const struct plan *pl, const struct outcome *o, unsigned n, FILE *out)
 {
-	double mean, sd;
+	double measured, estimated, unused;
 
 	if (pl->qemu_argv)
 		fprintf(out, "# ksmkit vms: %u guests of your qemu command line (%s)", pl->guests,
@@ -443,30 +542,29 @@ static void print_table(const struct plan *pl, const struct outcome *o, unsigned
 			     " MiB filled alike", pl->guests, pl->kernel, pl->mem_mib, pl->fill_mib);
 	fprintf(out, "; pages_to_scan %" PRIu64 ", sleep_millisecs %" PRIu64 "\n",
 		pl->live.knobs[WL_KNOB_PAGES_TO_SCAN], pl->live.knobs[WL_KNOB_SLEEP_MILLISECS]);
-	fprintf(out, "%4s %10s %8s %13s %14s %11s %10s %7s\n", "run", "full_scans", "time_s",
-		"pages_shared", "pages_sharing", "ksmd_cpu_s", "snapshots", "filled");
+	fprintf(out, "%4s %10s %8s %13s %14s %11s %10s %7s %15s\n", "run", "full_scans", "time_s",
+		"pages_shared", "pages_sharing", "ksmd_cpu_s", "snapshots", "filled",
+		"estimated");
 	for (unsigned i = 0; i < n; i++) {
-		char snaps[24] = "-";
+		char snaps[24] = "-", est[24] = "-";
 
 		if (o[i].snapshots >= 0)
 			snprintf(snaps, sizeof snaps, "%lld", o[i].snapshots);
-		fprintf(out, "%4u %10" PRIu64 " %8.1f %13" PRId64 " %14" PRId64 " %11.2f %10s %4u/%u%s\n",
+		if (o[i].estimated)
+			snprintf(est, sizeof est, "%" PRId64, o[i].est_sharing);
+		fprintf(out, "%4u %10" PRIu64 " %8.1f %13" PRId64 " %14" PRId64 " %11.2f %10s %4u/%u "
+			     "%15s%s\n",
 			i + 1, o[i].scans, o[i].time_s, o[i].shared, o[i].sharing, o[i].ksmd_cpu_s,
-			snaps, o[i].filled, pl->qemu_argv ? 0 : pl->guests,
+			snaps, o[i].filled, pl->qemu_argv ? 0 : pl->guests, est,
 			o[i].status == KB_OK ? "" : "  FAILED");
 	}
-	mean_stdev(o, n, true, &mean, &sd);
-	fprintf(out, "pages_shared:  %.0f", mean);
-	if (n > 1)
-		fprintf(out, " ± %.0f", sd);
-	mean_stdev(o, n, false, &mean, &sd);
-	fprintf(out, " pages\npages_sharing: %.0f", mean);
-	if (n > 1)
-		fprintf(out, " ± %.0f", sd);
-	if (n > 1)
-		fprintf(out, " pages (mean ± sample stdev of %u runs)\n", n);
-	else
-		fprintf(out, " pages (one run)\n");
+	print_mean(out, "pages_shared:", o, n, SHARED, &unused);
+	print_mean(out, "pages_sharing:", o, n, SHARING, &measured);
+	print_mean(out, "estimated pages_shared:", o, n, EST_SHARED, &unused);
+	if (print_mean(out, "estimated pages_sharing:", o, n, EST_SHARING, &estimated) &&
+	    measured > 0)
+		fprintf(out, "estimated / measured pages_sharing: %.3f (ksmkit estimate of each "
+			     "run's capture, at its knobs and length)\n", estimated / measured);
 }
 
 #ifdef HAVE_PLOT

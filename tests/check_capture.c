@@ -667,6 +667,56 @@ START_TEST(test_live_known_pages)
 }
 END_TEST
 
+/* Two private mappings, the second one (addr[1]) MADV_MERGEABLE, both filled. */
+static void one_mergeable(uint64_t addr[2])
+{
+	uint8_t *plain = mmap(NULL, 8 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			      -1, 0);
+	uint8_t *merge = mmap(NULL, 6 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			      -1, 0);
+
+	if (plain == MAP_FAILED || merge == MAP_FAILED || madvise(merge, 6 * PAGE, MADV_MERGEABLE))
+		_exit(2);
+	for (int i = 0; i < 8; i++)
+		fill_page(plain + i * PAGE, 3);
+	for (int i = 0; i < 6; i++)
+		fill_page(merge + i * PAGE, 9);
+	addr[0] = (uint64_t)(uintptr_t)plain;
+	addr[1] = (uint64_t)(uintptr_t)merge;
+}
+
+/* CAP_PROC_MERGEABLE_ONLY: only the VMAs smaps calls mergeable ("mg"), all their pages. */
+START_TEST(test_live_mergeable_only)
+{
+	uint64_t addr[2];
+	struct child c = spawn(one_mergeable, addr);
+	struct cap_proc *p;
+	struct cap_snapshot *s;
+	struct cap_error err;
+	uint8_t page[PAGE];
+	int why;
+
+	ck_assert_msg(cap_proc_open_flags(&c.pid, 1, CAP_PROC_MERGEABLE_ONLY, &p, &why, &err) == 0,
+		      "%s", err.text);
+	s = snapshot_of(p, false);
+	ck_assert_uint_eq(s->streams[0].nvmas, 1);
+	ck_assert_uint_eq(s->streams[0].vmas[0].start, addr[1]);
+	ck_assert_uint_eq(s->streams[0].vmas[0].end, addr[1] + 6 * PAGE);
+	ck_assert_uint_eq(cap_stream_page_of(&s->streams[0], addr[0]), SIZE_MAX);
+	fill_page(page, 9);
+	for (size_t i = 0; i < 6; i++)
+		ck_assert_uint_eq(s->streams[0].token[i], cap_page_token(page));
+	cap_proc_close(p);
+	/* without the flag both are there */
+	p = open_child(c.pid);
+	s = snapshot_of(p, false);
+	ck_assert_uint_ne(cap_stream_page_of(&s->streams[0], addr[0]), SIZE_MAX);
+	ck_assert_uint_ne(cap_stream_page_of(&s->streams[0], addr[1]), SIZE_MAX);
+	cap_proc_close(p);
+	finish(&c);
+}
+END_TEST
+
 /* A live capture written and read back: the file holds the pages as taken. */
 START_TEST(test_live_through_file)
 {
@@ -948,12 +998,14 @@ static Suite *capture_suite(void)
 	printf("# live captures of children: skipped under AddressSanitizer (its "
 	       "shadow mapping makes every child a sparse mapping capture refuses)\n");
 	(void)test_live_known_pages;
+	(void)test_live_mergeable_only;
 	(void)test_live_through_file;
 	(void)test_live_exit;
 	(void)test_live_exec;
 	(void)test_live_thp;
 #else
 	tcase_add_test(tc, test_live_known_pages);
+	tcase_add_test(tc, test_live_mergeable_only);
 	tcase_add_test(tc, test_live_through_file);
 	tcase_add_loop_test(tc, test_live_exit, 0, 2);
 	tcase_add_test(tc, test_live_exec);
