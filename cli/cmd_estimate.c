@@ -90,7 +90,7 @@ struct plan {
 	double max_cpu;
 	const char *chart, *output;
 	enum { OUT_TABLE, OUT_CSV, OUT_JSON } format;
-	bool print_workload, quiet, knobs_from_machine, mergeable_only;
+	bool print_workload, quiet, knobs_from_machine, mergeable_only, knobs_given;
 	struct sim_costs costs;
 };
 
@@ -244,6 +244,7 @@ static int read_plan(struct cli_args *a, bool had_dashdash, struct plan *pl)
 		est_knobs_default(&pl->opt.knobs);
 	if ((v = cli_args_value(a, OPT_KNOBS)) && (rc = parse_knobs(v, &pl->opt.knobs)) != 0)
 		return rc;
+	pl->knobs_given = v != NULL;
 	if (had_dashdash) {
 		pl->command = a->operand;
 	} else if (!pl->npids) {
@@ -358,7 +359,7 @@ static double sec(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
-static void print_knob_line(FILE *out, const struct est_knobs *k, bool machine)
+static void print_knob_line(FILE *out, const struct est_knobs *k, bool machine, bool given)
 {
 	static const enum wl_knob shown[] = {
 		WL_KNOB_PAGES_TO_SCAN, WL_KNOB_SLEEP_MILLISECS, WL_KNOB_MAX_PAGE_SHARING,
@@ -374,8 +375,8 @@ static void print_knob_line(FILE *out, const struct est_knobs *k, bool machine)
 			wl_knob_format(shown[i], k->value[shown[i]], buf, sizeof(buf)));
 		sep = ",";
 	}
-	fprintf(out, " (%s)\n", machine ? "this machine's, with --knobs applied"
-					: "the kernel's defaults, with --knobs applied");
+	fprintf(out, " (%s%s)\n", machine ? "this machine's" : "the kernel's defaults",
+		given ? ", changed by --knobs" : "");
 }
 
 static void print_head(FILE *out, const struct plan *pl, const struct est_result *r)
@@ -387,7 +388,7 @@ static void print_head(FILE *out, const struct plan *pl, const struct est_result
 		(unsigned long long)r->snapshots, r->snapshots == 1 ? "" : "s",
 		sec(r->last_snapshot_ns), (unsigned long long)r->present_pages,
 		(unsigned long long)r->most_saved, mib((int64_t)r->most_saved));
-	print_knob_line(out, &pl->opt.knobs, pl->knobs_from_machine);
+	print_knob_line(out, &pl->opt.knobs, pl->knobs_from_machine, pl->knobs_given);
 }
 
 static void print_row(FILE *out, const struct est_point *p)
