@@ -4,7 +4,9 @@
  * maps (which VMAs), pagemap (which pages are present, and their frames),
  * mem (their bytes, read in chunks of up to 4 MiB of present pages; absent
  * pages are never touched, so reading faults nothing in), and, where it is
- * readable (root), /proc/kpageflags for the THP bit of each frame. The files
+ * readable (root), /proc/kpageflags for the THP bit of each frame and to
+ * know a page that maps the shared zero page (a read of untouched memory:
+ * no memory of its own, never visited by KSM), which is taken as absent. The files
  * stay bound to the memory (the mm) they were opened on: when the process
  * execs or exits they read empty, which is how a stream's end is seen, and
  * a recycled pid is never mistaken for the process followed.
@@ -34,6 +36,7 @@
 #define PM_SWAP (UINT64_C(1) << 62)
 #define PM_PFN_MASK ((UINT64_C(1) << 55) - 1)
 #define KPF_THP (UINT64_C(1) << 22)
+#define KPF_ZERO_PAGE (UINT64_C(1) << 24) /* the shared zero page (or the huge one) */
 #define CHUNK_PAGES 1024u      /* pages read from mem at once: 4 MiB */
 #define PAGEMAP_CHUNK 65536u   /* pagemap entries read at once: 256 MiB of memory */
 
@@ -509,6 +512,13 @@ static int read_vma(struct cap_proc *p, size_t i, const struct cap_vma *v, size_
 		for (size_t k = 0; k < n; k++) {
 			bool present = (p->pm[k] & PM_PRESENT) && !(p->pm[k] & PM_SWAP);
 
+			/*
+			 * A read of untouched memory maps the shared zero page: no
+			 * memory of its own, and KSM never visits it (it has no
+			 * rmap_item): absent, as far as KSM is concerned.
+			 */
+			if (present && p->kpageflags_fd >= 0 && (p->kpf[k] & KPF_ZERO_PAGE))
+				present = false;
 			s->flags[first + done + k] = present ? CAP_PRESENT : 0;
 			if (present && p->kpageflags_fd >= 0 && (p->kpf[k] & KPF_THP))
 				s->flags[first + done + k] |= CAP_THP;

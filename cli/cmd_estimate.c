@@ -35,7 +35,7 @@ enum {
 	OPT_OUTPUT = 'o', OPT_PID = 'p', OPT_QUIET = 'q',
 	OPT_KNOBS = 1000, OPT_DEFAULTS, OPT_TIME, OPT_SWEEP, OPT_MAX_CPU, OPT_CHART, OPT_CSV,
 	OPT_JSON, OPT_COSTS, OPT_KERNEL, OPT_PRINT, OPT_EVERY, OPT_DURATION, OPT_KEEP,
-	OPT_MERGEABLE_ONLY,
+	OPT_MERGEABLE_ONLY, OPT_SCHEDULE, OPT_SCANS,
 };
 
 static const struct cli_opt estimate_options[] = {
@@ -56,6 +56,8 @@ static const struct cli_opt estimate_options[] = {
 	{ "duration", 0, true, OPT_DURATION },
 	{ "keep", 0, true, OPT_KEEP },
 	{ "mergeable-only", 0, false, OPT_MERGEABLE_ONLY },
+	{ "schedule", 0, true, OPT_SCHEDULE },
+	{ "scans", 0, true, OPT_SCANS },
 	{ "quiet", 'q', false, OPT_QUIET },
 	{ NULL, 0, false, 0 },
 };
@@ -66,6 +68,7 @@ static const struct cli_rule estimate_rules[] = {
 	{ CLI_EXCLUDES, "print-workload sweep chart csv json output",
 	  "--print-workload prints the workload and runs nothing", 0, 0, NULL },
 	{ CLI_OPERANDS, "pid", NULL, 0, 0, "no capture file or command with -p" },
+	{ CLI_AT_MOST_ONE, "time scans", "each says how long to run", 0, 0, NULL },
 	{ 0, NULL, NULL, 0, 0, NULL },
 };
 
@@ -220,6 +223,22 @@ static int one_option(struct plan *pl, int key, const char *v)
 	case OPT_DURATION: return parse_time("--duration", v, &pl->duration_ns);
 	case OPT_KEEP: pl->keep = v; return 0;
 	case OPT_MERGEABLE_ONLY: pl->mergeable_only = true; return 0;
+	case OPT_SCHEDULE:
+		if (strcmp(v, "time") == 0)
+			pl->opt.schedule = EST_BY_TIME;
+		else if (strcmp(v, "scans") == 0)
+			pl->opt.schedule = EST_BY_SCANS;
+		else
+			return bad("--schedule: '%s': expected time or scans", v);
+		return 0;
+	case OPT_SCANS: {
+		long n;
+
+		if (cli_number(CMD, "--scans", v, 1, 1000000000L, &n) != 0)
+			return CLI_USAGE;
+		pl->opt.scans = (uint64_t)n;
+		return 0;
+	}
 	case OPT_QUIET: pl->quiet = true; return 0;
 	}
 	return 0;
@@ -257,6 +276,10 @@ static int read_plan(struct cli_args *a, bool had_dashdash, struct plan *pl)
 			    pl->keep || pl->mergeable_only))
 		return bad("--every, --duration, --keep and --mergeable-only are for capturing "
 			   "(-p or --), not for a capture file");
+	if (pl->opt.schedule == EST_BY_TIME && pl->opt.scans)
+		return bad("--scans is for --schedule scans (with time, say --time)");
+	if (pl->opt.schedule == EST_BY_SCANS && pl->opt.time_ns)
+		return bad("--time is for --schedule time (by scans, say --scans)");
 	if (!pl->capture && !pl->command && !cli_args_has(a, OPT_DURATION))
 		pl->duration_ns = 10ull * 1000000000ull; /* -p: processes may run for ever */
 	return 0;
@@ -417,7 +440,7 @@ static void print_summary(FILE *out, const struct est_result *r)
 		     "(the simulator's cost model)\n", 100 * r->cpu_mean, 100 * r->cpu_steady);
 	fprintf(out, "%s\n", r->settled ? "settled: the saving did not move over the last full scan"
 				       : "not settled: the saving still moved in the last full scan "
-					 "(give a longer --time)");
+					 "(run it longer: --time, or --scans)");
 }
 
 static void print_table(FILE *out, const struct plan *pl, const struct est_result *r)

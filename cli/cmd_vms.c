@@ -371,11 +371,13 @@ static enum wl_kernel host_kernel(void)
 /*
  * What ksmkit estimate predicts for run @run from its capture alone (the
  * guests' mergeable memory, snapshot by snapshot), at the run's knobs and
- * for as long as the run lasted: the figure the measured one checks.
+ * for as many full scans as the run had, each snapshot after the scan it
+ * was taken at (--schedule scans): the figure the measured one checks.
  */
 static void estimate_run(const struct plan *pl, unsigned run, const char *cap, struct outcome *o)
 {
-	struct est_options opt = { .capture = cap, .time_ns = (uint64_t)(o->time_s * 1e9),
+	/* scan for scan: the capture knows ksmd's full_scans at each snapshot */
+	struct est_options opt = { .capture = cap, .schedule = EST_BY_SCANS, .scans = o->scans,
 				   .kernel = host_kernel() };
 	struct est_capture ec;
 	struct est_result r;

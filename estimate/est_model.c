@@ -24,7 +24,7 @@
 /* ---- the capture -------------------------------------------------------------- */
 
 static int add_snapshot(struct est_capture *c, const struct cap_snapshot *snap, uint64_t t0,
-			char *err, size_t errlen)
+			uint64_t fs0, char *err, size_t errlen)
 {
 	struct cap_summary sum;
 	struct cap_error cerr;
@@ -36,6 +36,10 @@ static int add_snapshot(struct est_capture *c, const struct cap_snapshot *snap, 
 		c->snapshots++;
 		c->last_snapshot_ns = snap->time_ns - t0;
 	}
+	if (snap->full_scans == CAP_NO_FULL_SCANS || snap->full_scans < fs0)
+		c->full_scans_known = false;
+	else
+		c->full_scans_span = snap->full_scans - fs0;
 	if (cap_summarize(snap, &sum, &cerr) != 0) {
 		snprintf(err, errlen, "%s", cerr.text);
 		return -1;
@@ -52,7 +56,7 @@ int est_capture_read(const char *path, struct est_capture *out, char *err, size_
 	const struct cap_snapshot *snap;
 	struct cap_reader *rd;
 	struct cap_error cerr;
-	uint64_t t0 = 0;
+	uint64_t t0 = 0, fs0 = 0;
 	bool first = true;
 	int rc;
 
@@ -68,10 +72,13 @@ int est_capture_read(const char *path, struct est_capture *out, char *err, size_
 		goto fail;
 	}
 	while ((rc = cap_reader_next(rd, &snap, &cerr)) == 1) {
-		if (first)
+		if (first) {
 			t0 = snap->time_ns;
+			fs0 = snap->full_scans;
+			out->full_scans_known = true;
+		}
 		first = false;
-		if (add_snapshot(out, snap, t0, err, errlen) != 0)
+		if (add_snapshot(out, snap, t0, fs0, err, errlen) != 0)
 			goto fail;
 	}
 	if (rc < 0) {
@@ -132,10 +139,24 @@ static void print_knobs(FILE *out, const struct est_knobs *k)
 int est_workload_text(const struct est_options *opt, const struct est_capture *cap, char **text,
 		      char *err, size_t errlen)
 {
+	bool by_scans = opt->schedule == EST_BY_SCANS;
 	uint64_t time_ns = opt->time_ns ? opt->time_ns
 					: est_default_time(cap->last_snapshot_ns, cap->present_pages,
 							   &opt->knobs);
-	char *path = realpath(opt->capture, NULL);
+	uint64_t scans = opt->scans ? opt->scans : cap->full_scans_span + SETTLE_SCANS;
+	char *path, stop[48];
+
+	if (by_scans && !cap->full_scans_known) {
+		snprintf(err, errlen, "%s: a snapshot has no full_scans (the capture was not taken "
+			 "with --every full-scan while KSM ran): it cannot be replayed by scans",
+			 opt->capture);
+		return -1;
+	}
+	if (by_scans)
+		snprintf(stop, sizeof(stop), "scans = %llu", (unsigned long long)scans);
+	else
+		snprintf(stop, sizeof(stop), "time = %lluns", (unsigned long long)time_ns);
+	path = realpath(opt->capture, NULL);
 	size_t len = 0;
 	FILE *out;
 
@@ -155,17 +176,18 @@ int est_workload_text(const struct est_options *opt, const struct est_capture *c
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	fprintf(out, "# ksmkit estimate: %s replayed in simulated time, every stream\n"
+	fprintf(out, "# ksmkit estimate: %s replayed %s, every stream\n"
 		     "# mergeable (merge = prctl), at the knobs below\n"
-		     "[global]\ndescription = ksmkit estimate of %s\nkernel = %s\ntime = %lluns\n",
-		path, path, wl_kernel_name(opt->kernel), (unsigned long long)time_ns);
+		     "[global]\ndescription = ksmkit estimate of %s\nkernel = %s\n%s\n",
+		path, by_scans ? "scan for scan" : "in simulated time", path,
+		wl_kernel_name(opt->kernel), stop);
 	print_knobs(out, &opt->knobs);
 	for (uint64_t i = 0; i < cap->nstreams; i++)
 		if (cap->replayed[i])
 			fprintf(out, "\n[region s%llu]\nprocess = p%llu\nfill = capture\n"
-				     "capture = %s\nstream = %llu\nevery = time\nmerge = prctl\n",
+				     "capture = %s\nstream = %llu\nevery = %s\nmerge = prctl\n",
 				(unsigned long long)i, (unsigned long long)i, path,
-				(unsigned long long)i);
+				(unsigned long long)i, by_scans ? "capture" : "time");
 	free(path);
 	if (fclose(out) != 0) {
 		free(*text);
@@ -280,6 +302,12 @@ int est_run(const struct est_options *opt, const struct est_capture *cap,
 	out->streams = cap->streams;
 	out->snapshots = cap->snapshots;
 	out->last_snapshot_ns = cap->last_snapshot_ns;
+	if (opt->schedule == EST_BY_SCANS) /* it landed at a scan: when the run got there */
+		for (size_t i = 0; i < out->n; i++)
+			if (out->series[i].full_scans >= cap->full_scans_span) {
+				out->last_snapshot_ns = out->series[i].time_ns;
+				break;
+			}
 	out->present_pages = cap->present_pages;
 	out->most_saved = cap->most_saved;
 	est_result_figures(out);

@@ -55,10 +55,23 @@ int est_knobs_assign(struct est_knobs *k, const char *assignment, char *err, siz
 
 /* ---- one estimate -------------------------------------------------------------- */
 
+/*
+ * When the snapshots land: at their own time into the run (every = time),
+ * or, for a capture taken while KSM ran (--every full-scan: each snapshot
+ * knows ksmd's full_scans), after as many full scans as the real run had
+ * done (every = capture): a replay of that run, scan for scan, which is
+ * what matters under smart_scan, whose skips depend on how many scans a
+ * page has been seen in.
+ */
+enum est_schedule { EST_BY_TIME, EST_BY_SCANS };
+
 struct est_options {
 	const char *capture;           /* the capture file */
 	struct est_knobs knobs;
-	uint64_t time_ns;              /* simulated time to run; 0: est_default_time() */
+	enum est_schedule schedule;
+	uint64_t time_ns;              /* EST_BY_TIME: simulated time to run; 0: est_default_time() */
+	uint64_t scans;                /* EST_BY_SCANS: full scans to run; 0: the capture's
+					  span plus four */
 	enum wl_kernel kernel;         /* whose semantics the simulator follows */
 	const struct sim_costs *costs; /* NULL: the simulator's defaults */
 	/* progress, as sim_run_options has it (may be NULL) */
@@ -117,6 +130,8 @@ struct est_capture {
 	bool *replayed;            /* per stream of the file: has pages, so replayed */
 	uint64_t snapshots, last_snapshot_ns;
 	uint64_t present_pages, most_saved;
+	bool full_scans_known;     /* every snapshot has ksmd's full_scans */
+	uint64_t full_scans_span;  /* then: last less first */
 };
 int est_capture_read(const char *path, struct est_capture *out, char *err, size_t errlen);
 void est_capture_free(struct est_capture *c);

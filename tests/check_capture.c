@@ -685,6 +685,57 @@ static void one_mergeable(uint64_t addr[2])
 	addr[1] = (uint64_t)(uintptr_t)merge;
 }
 
+/* Pages 0-5 only read (the shared zero page), 6-9 written with zeros (their own). */
+static void zero_page_reads(uint64_t addr[2])
+{
+	volatile uint8_t *m = mmap(NULL, 10 * PAGE, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t sum = 0;
+
+	if (m == MAP_FAILED)
+		_exit(2);
+	madvise((void *)m, 10 * PAGE, MADV_NOHUGEPAGE);
+	for (int i = 0; i < 6; i++)
+		sum += m[i * PAGE];
+	for (int i = 6; i < 10; i++)
+		m[i * PAGE] = sum;
+	addr[0] = (uint64_t)(uintptr_t)m;
+	addr[1] = 0;
+}
+
+/* Where kpageflags is readable (root), a page on the shared zero page is absent. */
+START_TEST(test_live_zero_page_is_absent)
+{
+	uint64_t addr[2];
+	struct child c;
+	struct cap_proc *p;
+	struct cap_snapshot *s;
+	size_t first;
+
+	if (access("/proc/kpageflags", R_OK) != 0) {
+		printf("# zero page reads: skipped (needs /proc/kpageflags, root)\n");
+		return;
+	}
+	c = spawn(zero_page_reads, addr);
+	p = open_child(c.pid);
+	s = snapshot_of(p, false);
+	first = cap_stream_page_of(&s->streams[0], addr[0]);
+	ck_assert_uint_ne(first, SIZE_MAX);
+	for (size_t i = 0; i < 10; i++) {
+		uint8_t f = s->streams[0].flags[first + i];
+
+		if (i < 6)
+			ck_assert_msg(!(f & CAP_PRESENT), "page %zu, only read, is present", i);
+		else
+			ck_assert_msg((f & CAP_PRESENT) &&
+					      s->streams[0].token[first + i] == CAP_TOKEN_ZERO,
+				      "page %zu, written with zeros, is not a present zero page", i);
+	}
+	cap_proc_close(p);
+	finish(&c);
+}
+END_TEST
+
 /* CAP_PROC_MERGEABLE_ONLY: only the VMAs smaps calls mergeable ("mg"), all their pages. */
 START_TEST(test_live_mergeable_only)
 {
@@ -999,6 +1050,7 @@ static Suite *capture_suite(void)
 	       "shadow mapping makes every child a sparse mapping capture refuses)\n");
 	(void)test_live_known_pages;
 	(void)test_live_mergeable_only;
+	(void)test_live_zero_page_is_absent;
 	(void)test_live_through_file;
 	(void)test_live_exit;
 	(void)test_live_exec;
@@ -1006,6 +1058,7 @@ static Suite *capture_suite(void)
 #else
 	tcase_add_test(tc, test_live_known_pages);
 	tcase_add_test(tc, test_live_mergeable_only);
+	tcase_add_test(tc, test_live_zero_page_is_absent);
 	tcase_add_test(tc, test_live_through_file);
 	tcase_add_loop_test(tc, test_live_exit, 0, 2);
 	tcase_add_test(tc, test_live_exec);

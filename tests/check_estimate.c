@@ -203,13 +203,12 @@ END_TEST
  * A capture of one process, 100 pages: 60 of one content, 20 of zeros, 20
  * unique; at 5 s a second snapshot makes 30 of the 60 unique too.
  */
-static void write_capture(const char *path)
+static void write_capture_at(const char *path, uint64_t fs0, uint64_t fs1)
 {
 	struct cap_vma vma = { 0x100000, 0x100000 + PAGES * CAP_PAGE_SIZE };
 	struct cap_stream_info info = { .pid = 1, .comm = "known", .thp = CAP_THP_NONE };
 	struct cap_stream_state st;
-	struct cap_snapshot snap = { .full_scans = CAP_NO_FULL_SCANS, .nstreams = 1,
-				     .streams = &st };
+	struct cap_snapshot snap = { .full_scans = fs0, .nstreams = 1, .streams = &st };
 	struct cap_writer *w;
 	struct cap_error err;
 
@@ -224,9 +223,16 @@ static void write_capture(const char *path)
 		st.token[i] = 0x7000 + i;
 	snap.index = 1;
 	snap.time_ns = 5 * S;
+	snap.full_scans = fs1;
 	ck_assert_int_eq(cap_writer_snapshot(w, &snap, &err), 0);
 	ck_assert_int_eq(cap_writer_close(w, &err), 0);
 	cap_stream_state_free(&st);
+}
+
+/* Taken without KSM: no full_scans. */
+static void write_capture(const char *path)
+{
+	write_capture_at(path, CAP_NO_FULL_SCANS, CAP_NO_FULL_SCANS);
 }
 
 static void estimate(const char *path, uint64_t use_zero_pages, struct est_result *r)
@@ -288,6 +294,51 @@ START_TEST(equal_pages_share_and_the_snapshot_lands_on_time)
 	ck_assert_int_eq(r.last.pages_sharing, 29);
 	ck_assert_int_eq(est_saved(&r.last), 49);
 	est_result_free(&r);
+	unlink(path);
+}
+END_TEST
+
+/* Scan for scan: a capture taken at full scans 10 and 13 lands its second after scan 3. */
+START_TEST(a_capture_of_a_running_ksm_replays_scan_for_scan)
+{
+	char path[] = "/tmp/check_estimate-cap-XXXXXX", err[640];
+	int fd = mkstemp(path);
+	struct est_options opt = { .schedule = EST_BY_SCANS, .kernel = WL_KERNEL_6_18 };
+	struct est_capture cap;
+	struct est_result r;
+	struct workload *wl;
+	const struct est_point *at3 = NULL;
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	opt.capture = path;
+	est_knobs_default(&opt.knobs);
+	opt.knobs.value[WL_KNOB_PAGES_TO_SCAN] = 10;
+	write_capture_at(path, 10, 13);
+	ck_assert_int_eq(est_capture_read(path, &cap, err, sizeof(err)), 0);
+	ck_assert(cap.full_scans_known);
+	ck_assert_uint_eq(cap.full_scans_span, 3);
+	ck_assert_msg(est_workload(&opt, &cap, &wl, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(est_run(&opt, &cap, wl, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(r.last.full_scans, 3 + 4); /* the span, and four to settle */
+	for (size_t i = 0; i < r.n; i++)
+		if (r.series[i].full_scans == 3) {
+			at3 = &r.series[i]; /* the row of scan 3: before the snapshot */
+			break;
+		}
+	ck_assert_ptr_nonnull(at3);
+	ck_assert_int_eq(at3->pages_sharing, 59 + 19);
+	ck_assert_int_eq(r.last.pages_sharing, 29 + 19);
+	est_result_free(&r);
+	wl_free(wl);
+	est_capture_free(&cap);
+	/* without full_scans it cannot */
+	write_capture(path);
+	ck_assert_int_eq(est_capture_read(path, &cap, err, sizeof(err)), 0);
+	ck_assert(!cap.full_scans_known);
+	ck_assert_int_eq(est_workload(&opt, &cap, &wl, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "--every full-scan"));
+	est_capture_free(&cap);
 	unlink(path);
 }
 END_TEST
@@ -372,6 +423,7 @@ static Suite *estimate_suite(void)
 	tc = tcase_create("estimates");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, equal_pages_share_and_the_snapshot_lands_on_time);
+	tcase_add_test(tc, a_capture_of_a_running_ksm_replays_scan_for_scan);
 	tcase_add_test(tc, the_workload_text_names_every_stream_and_knob);
 	tcase_add_test(tc, a_damaged_capture_is_refused);
 	tcase_add_test(tc, default_time_covers_four_scans_past_the_last_snapshot);
