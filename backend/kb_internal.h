@@ -131,6 +131,12 @@ void kb_sampler_close(struct kb_sampler *s);
 /* One counter now. 0, or -1 (absent counters read as 0 and succeed). */
 int kb_sample_counter(const struct kb_sampler *s, enum trace_counter c, int64_t *value);
 int kb_sample_counters(const struct kb_sampler *s, int64_t counter[TRACE_COUNTER_COUNT]);
+/*
+ * A new row of @kind in @t with every counter read now and ksmd's CPU since
+ * the run started (the caller fills the rest). NULL with a message in @msg.
+ */
+struct trace_row *kb_sample_row(const struct kb_sampler *s, struct trace *t,
+				enum trace_row_kind kind, char *msg, size_t len);
 /* ksmd's CPU time in ns since boot (0 if unknown). */
 uint64_t kb_ksmd_cpu_ns(const struct kb_sampler *s);
 /* /proc/@pid/ksm_stat into @ps (present = true). 0, or -1 (errno). Sets

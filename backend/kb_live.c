@@ -247,23 +247,16 @@ static int read_counter(struct live_runner *r, enum trace_counter c, int64_t *v)
 
 static struct trace_row *take_row(struct live_runner *r, enum trace_row_kind kind, uint64_t t)
 {
-	struct trace_row *row = trace_append(r->trace, kind);
+	struct trace_row *row = kb_sample_row(&r->sampler, r->trace, kind, r->msg, r->msglen);
 
-	if (!row) {
-		kb_fail(r->msg, r->msglen, "out of memory for the trace");
+	if (!row)
 		return NULL;
-	}
-	if (kb_sample_counters(&r->sampler, row->counter) != 0) {
-		kb_fail(r->msg, r->msglen, "cannot read the KSM counters: %s", strerror(errno));
-		return NULL;
-	}
 	for (size_t i = 0; i < r->live->ncmds; i++) {
 		bool has_line;
 
 		if (!r->alive[i] || kb_read_ksm_stat(r->pid[i], &row->proc[i], &has_line) != 0)
 			row->proc[i].present = false;
 	}
-	row->ksmd_cpu_ns = kb_ksmd_cpu_ns(&r->sampler) - r->sampler.ksmd_cpu0;
 	row->time_ns = t - r->t_start;
 	row->scan = r->scan;
 	row->batch = r->batches;

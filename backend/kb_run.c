@@ -296,18 +296,11 @@ static void sample_procs(struct kb_runner *r, struct trace_row *row)
 /* Append a row of @kind with everything read now. NULL with a message. */
 static struct trace_row *take_row(struct kb_runner *r, enum trace_row_kind kind, uint64_t t)
 {
-	struct trace_row *row = trace_append(r->trace, kind);
+	struct trace_row *row = kb_sample_row(&r->sampler, r->trace, kind, r->msg, r->msglen);
 
-	if (!row) {
-		kb_fail(r->msg, r->msglen, "out of memory for the trace");
+	if (!row)
 		return NULL;
-	}
-	if (kb_sample_counters(&r->sampler, row->counter) != 0) {
-		kb_fail(r->msg, r->msglen, "cannot read the KSM counters: %s", strerror(errno));
-		return NULL;
-	}
 	sample_procs(r, row);
-	row->ksmd_cpu_ns = kb_ksmd_cpu_ns(&r->sampler) - r->sampler.ksmd_cpu0;
 	row->time_ns = t - r->t_start - r->held_ns;
 	row->scan = r->scan;
 	return row;

@@ -113,6 +113,23 @@ int kb_sample_counters(const struct kb_sampler *s, int64_t counter[TRACE_COUNTER
 	return 0;
 }
 
+struct trace_row *kb_sample_row(const struct kb_sampler *s, struct trace *t,
+				enum trace_row_kind kind, char *msg, size_t len)
+{
+	struct trace_row *row = trace_append(t, kind);
+
+	if (!row) {
+		kb_fail(msg, len, "out of memory for the trace");
+		return NULL;
+	}
+	if (kb_sample_counters(s, row->counter) != 0) {
+		kb_fail(msg, len, "cannot read the KSM counters: %s", strerror(errno));
+		return NULL;
+	}
+	row->ksmd_cpu_ns = kb_ksmd_cpu_ns(s) - s->ksmd_cpu0;
+	return row;
+}
+
 uint64_t kb_ksmd_cpu_ns(const struct kb_sampler *s)
 {
 	unsigned long long utime, stime;

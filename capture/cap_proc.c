@@ -641,3 +641,17 @@ int cap_proc_snapshot(struct cap_proc *p, bool consistent, struct cap_writer *wr
 	*snap = &p->snap;
 	return 0;
 }
+
+uint64_t cap_read_full_scans(void)
+{
+	char text[32];
+	int fd = open("/sys/kernel/mm/ksm/full_scans", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return CAP_NO_FULL_SCANS;
+	text[n] = 0;
+	return strtoull(text, NULL, 10);
+}

@@ -295,6 +295,9 @@ int cap_proc_snapshot(struct cap_proc *p, bool consistent, struct cap_writer *wr
  */
 int cap_proc_reaped(const struct cap_proc *p, size_t i);
 
+/* KSM's full_scans now (/sys/kernel/mm/ksm/full_scans, read only), or CAP_NO_FULL_SCANS. */
+uint64_t cap_read_full_scans(void);
+
 /* Whether any stream is still live. */
 bool cap_proc_any_live(const struct cap_proc *p);
 

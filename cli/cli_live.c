@@ -20,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FULL_SCANS_PATH "/sys/kernel/mm/ksm/full_scans"
 #define FOLLOW_POLL_NS 20000000ull /* as capture --every full-scan */
 #define PROGRESS_AFTER_NS (2 * UINT64_C(1000000000))
 
@@ -135,20 +134,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static uint64_t read_full_scans(void)
-{
-	char text[32];
-	int fd = open(FULL_SCANS_PATH, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return CAP_NO_FULL_SCANS;
-	text[n] = 0;
-	return strtoull(text, NULL, 10);
-}
-
 /* A stream that ended is said by the run's own end; nothing to add here. */
 static void quiet_note(void *ctx, const char *text)
 {
@@ -159,7 +144,7 @@ static void quiet_note(void *ctx, const char *text)
 static int follow_snapshot(struct cli_follow *f, struct cap_error *err)
 {
 	struct cap_snapshot *snap;
-	uint64_t taken = now_ns() - f->start_ns, full_scans = read_full_scans();
+	uint64_t taken = now_ns() - f->start_ns, full_scans = cap_read_full_scans();
 
 	if (cap_proc_snapshot(f->proc, false, NULL, quiet_note, NULL, &snap, err) != 0)
 		return -1;
@@ -176,7 +161,7 @@ static void *follow_thread(void *arg)
 	struct cap_error err;
 
 	while (!atomic_load(&f->stop) && cap_proc_any_live(f->proc)) {
-		uint64_t fs = read_full_scans();
+		uint64_t fs = cap_read_full_scans();
 		struct timespec t = { 0, (long)FOLLOW_POLL_NS };
 
 		if (fs != CAP_NO_FULL_SCANS && fs != f->last_full_scans &&

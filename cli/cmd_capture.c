@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 #define CMD "capture"
-#define FULL_SCANS_PATH "/sys/kernel/mm/ksm/full_scans"
 #define POLL_NS 20000000ull /* full_scans and the stop flag: every 20 ms */
 #define MAX_PIDS 64
 
@@ -176,20 +175,6 @@ static int read_plan(struct cli_args *a, bool had_dashdash, struct plan *pl)
 }
 
 /* ---- KSM's full scans, read only ------------------------------------------------ */
-
-static uint64_t read_full_scans(void)
-{
-	char text[32];
-	int fd = open(FULL_SCANS_PATH, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return CAP_NO_FULL_SCANS;
-	text[n] = 0;
-	return strtoull(text, NULL, 10);
-}
 
 static int check_ksm_runs(void)
 {
@@ -350,7 +335,7 @@ static bool wait_for_next(struct run *r, uint64_t index)
 		if (pl->duration_ns && now > pl->duration_ns)
 			return false;
 		if (pl->at_full_scans) {
-			uint64_t fs = read_full_scans();
+			uint64_t fs = cap_read_full_scans();
 
 			if (fs != r->last_full_scans && fs != CAP_NO_FULL_SCANS)
 				return true;
@@ -396,7 +381,7 @@ static int take_snapshot(struct run *r, uint64_t index)
 {
 	struct cap_snapshot *snap;
 	struct cap_error err;
-	uint64_t taken = now_ns() - r->start_ns, full_scans = read_full_scans();
+	uint64_t taken = now_ns() - r->start_ns, full_scans = cap_read_full_scans();
 
 	if (cap_proc_snapshot(r->proc, r->pl->consistent, r->writer, note_stream_end, NULL, &snap,
 			      &err) != 0) {
@@ -459,7 +444,7 @@ static int capture_loop(struct run *r)
 	int rc = 0;
 
 	r->start_ns = now_ns();
-	r->last_full_scans = read_full_scans();
+	r->last_full_scans = cap_read_full_scans();
 	while (rc == 0 && (!r->pl->count || index < r->pl->count)) {
 		/* the first snapshot at once; full-scan snapshots after it at each new scan */
 		if (index > 0 && !wait_for_next(r, index))
