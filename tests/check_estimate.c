@@ -111,7 +111,15 @@ START_TEST(current_knobs_are_read_from_the_directory)
 	ck_assert_uint_eq(k.value[WL_KNOB_ADVISOR_MODE], WL_ADVISOR_SCAN_TIME);
 	ck_assert_uint_eq(k.value[WL_KNOB_USE_ZERO_PAGES], 0);
 	ck_assert_uint_eq(k.value[WL_KNOB_MAX_PAGE_SHARING], 256);
-	ck_assert_int_eq(system("rm -rf /tmp/check_estimate-*"), 0);
+	for (const char *const *f = (const char *const[]){ "pages_to_scan", "sleep_millisecs",
+							  "advisor_mode", "use_zero_pages", NULL };
+	     *f; f++) {
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, *f);
+		ck_assert_int_eq(unlink(path), 0);
+	}
+	ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
