@@ -97,4 +97,18 @@ struct cli_capture_request {
 };
 int cli_capture(const struct cli_capture_request *req);
 
+/*
+ * cmd_estimate.c, for another command (vms): one estimate of @cap at @opt,
+ * its workload admitted against this machine's memory first, with a
+ * progress line under @cmd's name unless @quiet. CLI_OK and @out filled
+ * (est_result_free it), or CLI_USAGE (the workload, admission) or
+ * CLI_FAILED (the run) with the reason in @err.
+ */
+struct est_options;
+struct est_capture;
+struct est_result;
+int cli_estimate_run(const char *cmd, const struct est_options *opt,
+		     const struct est_capture *cap, struct est_result *out, bool quiet, char *err,
+		     size_t errlen);
+
 #endif

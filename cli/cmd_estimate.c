@@ -15,7 +15,6 @@
 #include "cli_sim.h"
 #include "estimate.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
@@ -337,37 +336,42 @@ static int load(struct plan *pl, struct est_capture *cap)
 }
 
 /* One estimate at @opt's knobs: the workload admitted, then run. */
-static int run_one(const struct est_options *opt, const struct est_capture *cap,
-		   struct est_result *out, bool quiet)
+int cli_estimate_run(const char *cmd, const struct est_options *opt,
+		     const struct est_capture *cap, struct est_result *out, bool quiet, char *err,
+		     size_t errlen)
 {
 	struct cli_progress prog;
 	struct workload *wl;
 	struct est_options o = *opt;
-	char err[640];
 	int rc;
 
-	if (est_workload(&o, cap, &wl, err, sizeof(err)) != 0) {
-		cli_error("%s: %s", CMD, err);
+	if (est_workload(&o, cap, &wl, err, errlen) != 0)
 		return CLI_USAGE;
-	}
 	if (cli_admit(wl, &(struct sim_admit_options){ .per_batch = true, .costs = o.costs },
-		      err, sizeof(err)) != 0) {
-		cli_error("%s: %s", CMD, err);
+		      err, errlen) != 0) {
 		wl_free(wl);
 		return CLI_USAGE;
 	}
-	cli_progress_init(&prog, CMD, quiet);
+	cli_progress_init(&prog, cmd, quiet);
 	o.progress = cli_progress_hook;
 	o.progress_arg = &prog;
 	o.progress_steps = CLI_PROGRESS_STEPS;
-	rc = est_run(&o, cap, wl, out, err, sizeof(err));
+	rc = est_run(&o, cap, wl, out, err, errlen);
 	cli_progress_done(&prog);
 	wl_free(wl);
-	if (rc != 0) {
+	return rc != 0 ? CLI_FAILED : CLI_OK;
+}
+
+/* One estimate at @opt's knobs, its error said. */
+static int run_one(const struct est_options *opt, const struct est_capture *cap,
+		   struct est_result *out, bool quiet)
+{
+	char err[640];
+	int rc = cli_estimate_run(CMD, opt, cap, out, quiet, err, sizeof(err));
+
+	if (rc != CLI_OK)
 		cli_error("%s: %s", CMD, err);
-		return CLI_FAILED;
-	}
-	return 0;
+	return rc;
 }
 
 /* ---- output: one estimate ------------------------------------------------------------------ */
@@ -426,10 +430,9 @@ static void print_summary(FILE *out, const struct est_result *r)
 {
 	int64_t saved = est_saved(&r->last);
 
-	fprintf(out, "\nsaves %lld pages (%.1f MiB%s): pages_sharing %lld + ksm_zero_pages %lld; "
+	fprintf(out, "\nsaves %lld pages (%.1f MiB): pages_sharing %lld + ksm_zero_pages %lld; "
 		     "general_profit %.2f MiB\n",
-		(long long)saved, mib(saved),
-		r->most_saved ? "" : "", (long long)r->last.pages_sharing,
+		(long long)saved, mib(saved), (long long)r->last.pages_sharing,
 		(long long)r->last.ksm_zero_pages, (double)r->last.general_profit / 1048576.0);
 	if (r->most_saved)
 		fprintf(out, "that is %.0f%% of what the capture could give\n",

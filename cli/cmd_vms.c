@@ -20,7 +20,6 @@
 #include "cli_args.h"
 #include "cli_live.h"
 #include "cli_output.h"
-#include "cli_sim.h"
 #include "estimate.h"
 #include "guest.h"
 #ifdef HAVE_PLOT
@@ -381,7 +380,6 @@ static void estimate_run(const struct plan *pl, unsigned run, const char *cap, s
 				   .kernel = host_kernel() };
 	struct est_capture ec;
 	struct est_result r;
-	struct workload *wl = NULL;
 	char err[640];
 
 	for (int k = 0; k < WL_KNOB_COUNT; k++)
@@ -390,9 +388,7 @@ static void estimate_run(const struct plan *pl, unsigned run, const char *cap, s
 		cli_error("%s: run %u: no estimate: %s", CMD, run, err);
 		return;
 	}
-	if (est_workload(&opt, &ec, &wl, err, sizeof err) != 0 ||
-	    cli_admit(wl, &(struct sim_admit_options){ .per_batch = true }, err, sizeof err) != 0 ||
-	    est_run(&opt, &ec, wl, &r, err, sizeof err) != 0) {
+	if (cli_estimate_run(CMD, &opt, &ec, &r, true, err, sizeof err) != CLI_OK) {
 		cli_error("%s: run %u: no estimate: %s", CMD, run, err);
 	} else {
 		o->estimated = true;
@@ -400,7 +396,6 @@ static void estimate_run(const struct plan *pl, unsigned run, const char *cap, s
 		o->est_sharing = r.last.pages_sharing;
 		est_result_free(&r);
 	}
-	wl_free(wl);
 	est_capture_free(&ec);
 }
 

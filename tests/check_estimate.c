@@ -41,7 +41,7 @@ START_TEST(figures_come_from_the_series)
 
 	est_result_figures(&r);
 	ck_assert_int_eq(est_saved(&r.last), 100);
-	/* 90 of 100 saved first at 4 s? no: 89 + 10 = 99 at 3 s, 60 at 2 s */
+	/* 90% of the final 100: 60 saved at 2 s, 99 at 3 s */
 	ck_assert_int_eq(r.t90_ns, (int64_t)(3 * S));
 	ck_assert_double_eq_tol(r.cpu_mean, 0.380 / 5, 1e-9);
 	/* the last full scan runs from the first point with 4 scans: 4 s to 5 s */
