@@ -225,6 +225,18 @@ static struct sim_patched *entry_of(const struct sim_content_store *cs, uint64_t
 	return &cs->entry[token - SIM_TOKEN_PATCHED];
 }
 
+/*
+ * The top bit of sim_patched.refs marks a content kept out of the intern
+ * table (a fresh value's write, sim_content_after_write); the bits below
+ * count the frames that hold it.
+ */
+#define REFS_UNLISTED (UINT32_C(1) << 31)
+
+static bool entry_listed(const struct sim_patched *e)
+{
+	return !(e->refs & REFS_UNLISTED);
+}
+
 int sim_content_store_init(struct sim_content_store *cs)
 {
 	memset(cs, 0, sizeof(*cs));
@@ -317,15 +329,17 @@ void sim_content_unref(struct sim_content_store *cs, uint64_t token)
 		return;
 	id = (uint32_t)(token - SIM_TOKEN_PATCHED);
 	e = &cs->entry[id];
-	if (--e->refs)
+	if (--e->refs & ~REFS_UNLISTED)
 		return;
-	unlink_from_bucket(cs, id);
+	if (entry_listed(e)) {
+		unlink_from_bucket(cs, id);
+		cs->live--;
+	}
 	if (sim_patched_spilled(e))
 		free(e->patch);
 	memset(e, 0, sizeof(*e));
 	e->base = cs->free_head;
 	cs->free_head = id;
-	cs->live--;
 }
 
 /* Byte @k (0-7) of an inline window. */
@@ -574,7 +588,8 @@ static int grow_buckets(struct sim_content_store *cs)
 	if (!b)
 		return -1;
 	for (uint32_t id = 1; id < cs->nentries; id++)
-		if (cs->entry[id].npatch) /* live contents always have patches */
+		/* live contents always have patches */
+		if (cs->entry[id].npatch && entry_listed(&cs->entry[id]))
 			table_insert(b, n, id, cs->entry[id].bytes_hash);
 	free(cs->bucket);
 	cs->bucket = b;
@@ -679,17 +694,14 @@ static uint64_t window_of(uint64_t base, const struct sim_patch_byte *patch, uin
  * Intern base + patch (@npatch >= 1, sorted, none equal to the base byte).
  * @patch is the caller's: a spilled entry gets a copy.
  */
-static uint64_t intern(struct sim_content_store *cs, uint64_t base,
-		       const struct sim_patch_byte *patch, uint32_t npatch, uint64_t h)
+static uint64_t add_content(struct sim_content_store *cs, uint64_t base,
+			    const struct sim_patch_byte *patch, uint32_t npatch, uint64_t h, bool listed)
 {
-	struct view v = { base, patch, npatch };
-	uint32_t id = find_equal(cs, &v, h);
 	struct sim_patch_byte *copy = NULL;
 	struct sim_patched *e;
+	uint32_t id;
 	uint16_t start;
 
-	if (id)
-		return SIM_TOKEN_PATCHED + id;
 	if (!fits_window(patch, npatch, &start)) {
 		start = SIM_PATCH_SPILLED;
 		copy = malloc(npatch * sizeof(*copy));
@@ -698,7 +710,8 @@ static uint64_t intern(struct sim_content_store *cs, uint64_t base,
 		memcpy(copy, patch, npatch * sizeof(*copy));
 	}
 	/* at most 3/4 full: probe runs stay short, 4 to 8 bytes per content */
-	if (4 * ((uint64_t)cs->live + 1) > 3 * (uint64_t)cs->nbuckets && grow_buckets(cs) != 0)
+	if (listed && 4 * ((uint64_t)cs->live + 1) > 3 * (uint64_t)cs->nbuckets &&
+	    grow_buckets(cs) != 0)
 		goto oom;
 	id = new_entry(cs);
 	if (!id)
@@ -713,12 +726,35 @@ static uint64_t intern(struct sim_content_store *cs, uint64_t base,
 	else
 		e->window = window_of(base, patch, npatch, start);
 	e->bytes_hash = h;
+	if (!listed) {
+		e->refs = REFS_UNLISTED;
+		return SIM_TOKEN_PATCHED + id;
+	}
 	table_insert(cs->bucket, cs->nbuckets, id, h);
 	cs->live++;
 	return SIM_TOKEN_PATCHED + id;
 oom:
 	free(copy);
 	return UINT64_MAX;
+}
+
+/*
+ * The token of base + @patch (hash @h): an equal listed content's, or a new
+ * content, listed when @listed. A fresh value's write is not listed: it is
+ * looked up by nobody (its bytes were never written before, so an equal
+ * content is all but impossible, and an equal one would only cost memory:
+ * every comparison reads bytes), which spares the table's two cache misses,
+ * the probe here and the deletion when it is overwritten.
+ */
+static uint64_t intern(struct sim_content_store *cs, uint64_t base,
+		       const struct sim_patch_byte *patch, uint32_t npatch, uint64_t h, bool listed)
+{
+	struct view v = { base, patch, npatch };
+	uint32_t id = listed ? find_equal(cs, &v, h) : 0;
+
+	if (id)
+		return SIM_TOKEN_PATCHED + id;
+	return add_content(cs, base, patch, npatch, h, listed);
 }
 
 uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, uint32_t offset,
@@ -728,13 +764,14 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 	struct view v = view_of(cs, token, buf);
 	uint64_t h = sim_content_bytes_hash(cs, token), ret;
 	uint32_t n = 0, i = 0;
+	const bool listed = value < CONTENT_FRESH_BASE;
 
 	/*
 	 * On a large host each bucket read is a cache miss: start on the old
 	 * content's (the caller's unref unlinks it when this was its last
 	 * frame) so that it overlaps the probe for the new one.
 	 */
-	if (sim_content_is_patched(token))
+	if (sim_content_is_patched(token) && entry_listed(entry_of(cs, token)))
 		__builtin_prefetch(&cs->bucket[(uint32_t)h & (cs->nbuckets - 1)], 1);
 	if (v.npatch + CONTENT_WORD_SIZE > sizeof(small) / sizeof(small[0])) {
 		patch = malloc((v.npatch + CONTENT_WORD_SIZE) * sizeof(*patch));
@@ -756,7 +793,7 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 	}
 	for (; i < v.npatch; i++)
 		patch[n++] = v.patch[i];
-	if (n)
+	if (n && listed)
 		__builtin_prefetch(&cs->bucket[(uint32_t)h & (cs->nbuckets - 1)]);
 	if (n == 0) {
 		ret = v.base;
@@ -767,9 +804,9 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 		uint64_t word;
 
 		view_materialize(&nv, page);
-		ret = page_is_uniform(page, &word) ? word : intern(cs, v.base, patch, n, h);
+		ret = page_is_uniform(page, &word) ? word : intern(cs, v.base, patch, n, h, listed);
 	} else {
-		ret = intern(cs, v.base, patch, n, h);
+		ret = intern(cs, v.base, patch, n, h, listed);
 	}
 	if (patch != small)
 		free(patch);

@@ -3,12 +3,16 @@
  *
  * A page's content is a 64-bit token. A token below SIM_TOKEN_PATCHED is a
  * plain workload value V (the page holds V's repeated word, content.h); a
- * token at or above it names an interned "patched" content: a base value plus
- * the bytes where the page differs from it. Contents are canonical, so two
- * pages hold equal bytes exactly when their tokens are equal: a write that
- * restores the base bytes drops the patch, a patched page whose bytes become
- * uniform turns back into a plain token, and patched contents are interned
- * by a hash of their bytes that does not depend on how they were reached.
+ * token at or above it names a "patched" content: a base value plus the bytes
+ * where the page differs from it. Equal tokens are equal bytes; equal bytes
+ * are one token except where a write stored a fresh value, whose content
+ * is kept out of the intern table (nothing was ever written with those bytes
+ * before, and looking costs two cache misses a write): so every comparison
+ * goes by bytes (sim_content_cmp), never by token. Descriptions are
+ * canonical: a write that restores the base bytes drops the patch, a patched
+ * page whose bytes become uniform turns back into a plain token, and the
+ * other patched contents are interned by a hash of their bytes that does not
+ * depend on how they were reached.
  *
  * The store answers what KSM asks of page bytes without materializing them:
  * memcmp order (sim_content_cmp), the kernel's checksum, and the result of a
@@ -54,7 +58,8 @@ struct sim_patched {
 		struct sim_patch_byte *patch; /* spilled: sorted by offset */
 	};
 	uint64_t bytes_hash;        /* representation-independent hash of the bytes */
-	uint32_t refs;              /* frames holding it; 0 = free slot */
+	uint32_t refs;              /* frames holding it (bits 0-30); bit 31 set:
+				     * not in the intern table; 0 = free slot */
 	uint16_t npatch;            /* bytes differing from base; 0 only in a free slot */
 	uint16_t start;             /* inline: the window's offset; or SIM_PATCH_SPILLED */
 };
@@ -100,10 +105,15 @@ static inline void sim_content_prefetch(const struct sim_content_store *cs, uint
 	if (!sim_content_is_patched(token))
 		return;
 	e = &cs->entry[token - SIM_TOKEN_PATCHED];
-	if (stage == 0)
+	if (stage == 0) {
 		__builtin_prefetch(e, 1);
-	else
+		return;
+	}
+	if (!(e->refs >> 31)) /* in the intern table */
 		__builtin_prefetch(&cs->bucket[(uint32_t)e->bytes_hash & (cs->nbuckets - 1)], 1);
+	if (e->start == SIM_PATCH_SPILLED) /* the patches the write copies */
+		for (uint32_t b = 0; b < e->npatch * sizeof(*e->patch) && b < 512; b += 64)
+			__builtin_prefetch((const char *)e->patch + b);
 }
 
 /* Does the entry keep its patches in an allocated array (e->patch)? */

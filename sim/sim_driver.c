@@ -17,9 +17,16 @@
 #include <string.h>
 
 /* A continuous writer between its start and end. */
+/* The step between a writer's last two pages: where to prefetch (prefetch_ahead). */
+struct stride {
+	uint64_t last;
+	int64_t step;
+};
+
 struct stream {
 	struct wl_rng rng;
 	struct wl_page_iter it;
+	struct stride stride;
 	uint64_t next_ns;    /* when its next write is due */
 	uint64_t interval_ns;
 	bool active, done;
@@ -145,11 +152,6 @@ static int area_for(struct run *r, size_t proc, size_t region)
  * to come from the last step and start on them (sim_prefetch_write). A wrong
  * guess costs a few wasted fetches, nothing else.
  */
-struct stride {
-	uint64_t last;
-	int64_t step;
-};
-
 static void prefetch_ahead(const struct sim *s, int area, uint64_t page, struct stride *st)
 {
 	static const unsigned ahead[] = { 16, 8, 4, 2 };
@@ -528,6 +530,7 @@ static int run_streams(struct run *r)
 				if (!wl_page_iter_next(&st->it, &page))
 					break;
 			}
+			prefetch_ahead(r->s, area, page, &st->stride);
 			err = sim_write(r->s, area, page, wl_offset_pick(&w->offset, &r->writer_rng[i]),
 					value_of(r, &w->value));
 			if (err)

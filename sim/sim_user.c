@@ -106,6 +106,10 @@ static void mark_written(struct sim *s, struct sim_area *a, uint64_t page)
 		p->pte |= PTE_DIRTY | PTE_SOFT_DIRTY;
 		return;
 	}
+	/* the folio's bits are set and cleared all at once (fault_in,
+	 * clean_folio in volatility_dirty.c): set here, set on every subpage */
+	if ((p->pte & (PTE_DIRTY | PTE_SOFT_DIRTY)) == (PTE_DIRTY | PTE_SOFT_DIRTY))
+		return;
 	/* the folio's subpages around this one, as this area maps them */
 	for (uint32_t i = 0; i < SIM_THP_PAGES; i++) {
 		uint64_t q = page - (frame % SIM_THP_PAGES) + i;
@@ -181,7 +185,7 @@ int sim_fill(struct sim *s, int area, uint64_t page, uint64_t value)
 
 void sim_prefetch_write(const struct sim *s, int area, uint64_t page, unsigned stage)
 {
-	if (!sim_prefetch_pays(s) || area < 0 || (uint32_t)area >= s->narea ||
+	if (area < 0 || (uint32_t)area >= s->narea ||
 	    page >= s->area[area].npages)
 		return;
 	sim_prefetch_slot(s, s->area[area].slot + (uint32_t)page, stage);

@@ -1,7 +1,8 @@
 /*
  * check_sim_content.c - tests of the simulator's building blocks that stand
- * alone: compact page contents (sim_content.c: memcmp order, checksums and
- * canonical tokens, each checked against the real 4 KiB bytes) and the
+ * alone: compact page contents (sim_content.c: memcmp order, checksums,
+ * canonical tokens and the fresh values' unlisted ones, each checked against
+ * the real 4 KiB bytes) and the
  * kernel-shaped red-black tree (sim_rbtree.c: invariants after random inserts
  * and erases, order, replace).
  */
@@ -100,6 +101,63 @@ START_TEST(tokens_agree_with_real_bytes)
 	for (int p = 0; p < NPAGES; p++)
 		sim_content_unref(&cs, token[p]);
 	ck_assert_uint_eq(cs.live, 0); /* every patched content was released */
+	sim_content_store_free(&cs);
+}
+END_TEST
+
+/*
+ * Fresh values' contents stay out of the intern table, so equal bytes may
+ * have two tokens: writes mixing two fresh values and two plain ones (pages
+ * collide often) must still agree with the real bytes in order, checksums
+ * and byte hash, equal bytes must compare equal whatever their tokens, and
+ * every content must be freed at the end.
+ */
+START_TEST(fresh_writes_compare_by_bytes_not_by_token)
+{
+	enum { NPAGES = 6, ROUNDS = 3000 };
+	struct sim_content_store cs;
+	static uint8_t real[NPAGES][CONTENT_PAGE_SIZE];
+	uint64_t token[NPAGES];
+	struct wl_rng rng = wl_rng_stream(9, 0);
+	bool split = false; /* equal bytes under two tokens were seen */
+
+	ck_assert_int_eq(sim_content_store_init(&cs), 0);
+	for (int p = 0; p < NPAGES; p++) {
+		token[p] = 1;
+		content_fill(real[p], 1);
+	}
+	for (int round = 0; round < ROUNDS; round++) {
+		int p = (int)wl_rng_below(&rng, NPAGES), q = (int)wl_rng_below(&rng, NPAGES);
+		uint32_t offset = (uint32_t)wl_rng_below(&rng, 3) * 2044;
+		uint64_t pick = wl_rng_below(&rng, 4);
+		uint64_t value = pick < 2 ? content_fresh_value(pick) : pick - 1;
+		uint64_t t = sim_content_after_write(&cs, token[p], offset, value);
+		bool same;
+
+		ck_assert_uint_ne(t, UINT64_MAX);
+		sim_content_ref(&cs, t);
+		sim_content_unref(&cs, token[p]);
+		token[p] = t;
+		content_write(real[p], offset, value);
+		same = memcmp(real[p], real[q], CONTENT_PAGE_SIZE) == 0;
+		split |= same && token[p] != token[q];
+		ck_assert_int_eq(sign(sim_content_cmp(&cs, token[p], token[q])),
+				 sign(memcmp(real[p], real[q], CONTENT_PAGE_SIZE)));
+		if (token[p] == token[q])
+			ck_assert(same);
+		ck_assert_int_eq(sim_content_bytes_hash(&cs, token[p]) ==
+					 sim_content_bytes_hash(&cs, token[q]), same);
+		ck_assert_int_eq(sim_content_checksum_as(&cs, token[p], WL_CHECKSUM_CONTENT) ==
+					 sim_content_checksum_as(&cs, token[q], WL_CHECKSUM_CONTENT),
+				 same);
+		ck_assert_uint_eq(sim_content_checksum(&cs, token[p]), content_checksum(real[p]));
+	}
+	ck_assert_msg(split, "no two tokens of equal bytes: the test exercised nothing new");
+	for (int p = 0; p < NPAGES; p++)
+		sim_content_unref(&cs, token[p]);
+	ck_assert_uint_eq(cs.live, 0);
+	for (uint32_t i = 1; i < cs.nentries; i++)
+		ck_assert_uint_eq(cs.entry[i].refs, 0); /* listed or not, every one freed */
 	sim_content_store_free(&cs);
 }
 END_TEST
@@ -397,6 +455,7 @@ static Suite *sim_content_suite(void)
 	tcase_add_test(tc, plain_checksum_equals_xxh64_of_the_bytes);
 	tcase_add_test(tc, four_plain_checksums_equal_xxh64_of_the_bytes);
 	tcase_add_test(tc, tokens_agree_with_real_bytes);
+	tcase_add_test(tc, fresh_writes_compare_by_bytes_not_by_token);
 	tcase_add_test(tc, inline_and_spilled_patches_agree_with_real_bytes);
 	tcase_add_test(tc, writing_the_old_bytes_back_restores_the_plain_token);
 	tcase_add_test(tc, overwriting_every_word_gives_the_other_plain_token);
