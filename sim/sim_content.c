@@ -690,13 +690,22 @@ static uint64_t window_of(uint64_t base, const struct sim_patch_byte *patch, uin
 	return w;
 }
 
+/* Where the patches to keep are made: on the stack, or allocated and given away. */
+struct patch_buf {
+	struct sim_patch_byte *patch;
+	bool heap;  /* patch was malloc'd by the writer */
+	bool taken; /* and a spilled entry now owns it */
+};
+
 /*
- * Intern base + patch (@npatch >= 1, sorted, none equal to the base byte).
- * @patch is the caller's: a spilled entry gets a copy.
+ * A new content base + @pb's @npatch patches (@npatch >= 1, sorted, none
+ * equal to the base byte). A spilled entry takes @pb's array when it was
+ * allocated (pb->taken), else gets a copy.
  */
-static uint64_t add_content(struct sim_content_store *cs, uint64_t base,
-			    const struct sim_patch_byte *patch, uint32_t npatch, uint64_t h, bool listed)
+static uint64_t add_content(struct sim_content_store *cs, uint64_t base, struct patch_buf *pb,
+			    uint32_t npatch, uint64_t h, bool listed)
 {
+	const struct sim_patch_byte *patch = pb->patch;
 	struct sim_patch_byte *copy = NULL;
 	struct sim_patched *e;
 	uint32_t id;
@@ -704,10 +713,11 @@ static uint64_t add_content(struct sim_content_store *cs, uint64_t base,
 
 	if (!fits_window(patch, npatch, &start)) {
 		start = SIM_PATCH_SPILLED;
-		copy = malloc(npatch * sizeof(*copy));
+		copy = pb->heap ? pb->patch : malloc(npatch * sizeof(*copy));
 		if (!copy)
 			return UINT64_MAX;
-		memcpy(copy, patch, npatch * sizeof(*copy));
+		if (!pb->heap)
+			memcpy(copy, patch, npatch * sizeof(*copy));
 	}
 	/* at most 3/4 full: probe runs stay short, 4 to 8 bytes per content */
 	if (listed && 4 * ((uint64_t)cs->live + 1) > 3 * (uint64_t)cs->nbuckets &&
@@ -721,10 +731,12 @@ static uint64_t add_content(struct sim_content_store *cs, uint64_t base,
 	e->base = base;
 	e->npatch = (uint16_t)npatch;
 	e->start = start;
-	if (copy)
+	if (copy) {
 		e->patch = copy;
-	else
+		pb->taken = pb->heap;
+	} else {
 		e->window = window_of(base, patch, npatch, start);
+	}
 	e->bytes_hash = h;
 	if (!listed) {
 		e->refs = REFS_UNLISTED;
@@ -734,27 +746,44 @@ static uint64_t add_content(struct sim_content_store *cs, uint64_t base,
 	cs->live++;
 	return SIM_TOKEN_PATCHED + id;
 oom:
-	free(copy);
+	if (!pb->heap)
+		free(copy);
 	return UINT64_MAX;
 }
 
 /*
- * The token of base + @patch (hash @h): an equal listed content's, or a new
+ * The token of base + @pb's patches (hash @h): an equal listed content's, or a new
  * content, listed when @listed. A fresh value's write is not listed: it is
  * looked up by nobody (its bytes were never written before, so an equal
  * content is all but impossible, and an equal one would only cost memory:
  * every comparison reads bytes), which spares the table's two cache misses,
  * the probe here and the deletion when it is overwritten.
  */
-static uint64_t intern(struct sim_content_store *cs, uint64_t base,
-		       const struct sim_patch_byte *patch, uint32_t npatch, uint64_t h, bool listed)
+static uint64_t intern(struct sim_content_store *cs, uint64_t base, struct patch_buf *pb,
+		       uint32_t npatch, uint64_t h, bool listed)
 {
-	struct view v = { base, patch, npatch };
+	struct view v = { base, pb->patch, npatch };
 	uint32_t id = listed ? find_equal(cs, &v, h) : 0;
 
 	if (id)
 		return SIM_TOKEN_PATCHED + id;
-	return add_content(cs, base, patch, npatch, h, listed);
+	return add_content(cs, base, pb, npatch, h, listed);
+}
+
+/* How many of @v's patches lie before byte @offset (they are sorted). */
+static uint32_t patches_before(const struct view *v, uint32_t offset)
+{
+	uint32_t lo = 0, hi = v->npatch;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (v->patch[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, uint32_t offset,
@@ -763,8 +792,9 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 	struct sim_patch_byte buf[SIM_PATCH_WINDOW], small[4 * SIM_PATCH_WINDOW], *patch = small;
 	struct view v = view_of(cs, token, buf);
 	uint64_t h = sim_content_bytes_hash(cs, token), ret;
-	uint32_t n = 0, i = 0;
+	uint32_t n, i, after;
 	const bool listed = value < CONTENT_FRESH_BASE;
+	struct patch_buf pb;
 
 	/*
 	 * On a large host each bucket read is a cache miss: start on the old
@@ -779,8 +809,8 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 			return UINT64_MAX;
 	}
 	/* old patches before the write, the written bytes, old patches after */
-	for (; i < v.npatch && v.patch[i].offset < offset; i++)
-		patch[n++] = v.patch[i];
+	n = i = patches_before(&v, offset);
+	memcpy(patch, v.patch, n * sizeof(*patch));
 	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++) {
 		uint32_t off = offset + k;
 		uint8_t old = word_byte(v.base, off), new = (uint8_t)(value >> (8 * k));
@@ -791,8 +821,10 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 		if (new != word_byte(v.base, off))
 			patch[n++] = (struct sim_patch_byte){ (uint16_t)off, new };
 	}
-	for (; i < v.npatch; i++)
-		patch[n++] = v.patch[i];
+	after = v.npatch - i;
+	memcpy(patch + n, v.patch + i, after * sizeof(*patch));
+	n += after;
+	pb = (struct patch_buf){ patch, patch != small, false };
 	if (n && listed)
 		__builtin_prefetch(&cs->bucket[(uint32_t)h & (cs->nbuckets - 1)]);
 	if (n == 0) {
@@ -804,11 +836,11 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 		uint64_t word;
 
 		view_materialize(&nv, page);
-		ret = page_is_uniform(page, &word) ? word : intern(cs, v.base, patch, n, h, listed);
+		ret = page_is_uniform(page, &word) ? word : intern(cs, v.base, &pb, n, h, listed);
 	} else {
-		ret = intern(cs, v.base, patch, n, h, listed);
+		ret = intern(cs, v.base, &pb, n, h, listed);
 	}
-	if (patch != small)
+	if (pb.heap && !pb.taken)
 		free(patch);
 	return ret;
 }
