@@ -266,6 +266,36 @@ START_TEST(print_given_keeps_only_given_knobs)
 }
 END_TEST
 
+/* A built kernel's row sets [global] keys over a struct copy (guest.h's
+ * KG_PATCHES): the copy changes, the original does not, and what a row may
+ * not change, or gets wrong, is refused naming the row. */
+START_TEST(settings_apply_over_a_copy)
+{
+	struct workload *wl = parse_ok("[global]\nscans = 2\nsmart_scan = 1\n"
+				       "[region a]\npages = 4\nfill = same\nvalue = 1\n");
+	struct workload copy = *wl;
+	struct wl_error err;
+
+	ck_assert_int_eq(wl_apply_global(&copy, "smart_scan = 0\ndetector = dirty\n", "row",
+					 &err), 0);
+	ck_assert_uint_eq(copy.knobs[WL_KNOB_SMART_SCAN], 0);
+	ck_assert_int_eq(copy.detector, WL_DETECTOR_DIRTY);
+	ck_assert_uint_eq(wl->knobs[WL_KNOB_SMART_SCAN], 1);
+	ck_assert_int_eq(wl->detector, WL_DETECTOR_CHECKSUM);
+	ck_assert_str_eq(copy.path, "t.wl");
+	copy = *wl;
+	ck_assert_int_eq(wl_apply_global(&copy, "scans = 5", "row", &err), -1);
+	ck_assert_str_eq(err.text, "row:1: [global] scans = 5: is the workload's own: a kernel's "
+				   "settings choose policies and knobs only");
+	ck_assert_int_eq(wl_apply_global(&copy, "smart_scan = 0\nsmart_scna = 1", "row", &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "row:2: "));
+	ck_assert_int_eq(wl_apply_global(&copy, "pages_to_scan = 0", "row", &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.text, "row: "));
+	ck_assert_str_eq(copy.path, "t.wl");
+	wl_free(wl);
+}
+END_TEST
+
 START_TEST(advisor_starts_from_min_pages)
 {
 	struct workload *wl = parse_ok("[global]\ntime = 2m\nadvisor_mode = scan-time\n"
@@ -1662,6 +1692,7 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, global_keys);
 	tcase_add_test(tc, global_defaults_are_the_kernels);
 	tcase_add_test(tc, print_given_keeps_only_given_knobs);
+	tcase_add_test(tc, settings_apply_over_a_copy);
 	tcase_add_test(tc, kernel_6_1_has_only_its_knobs);
 	tcase_add_test(tc, kernel_semantics_from_a_release);
 	tcase_add_test(tc, kernel_rows_hold_each_difference);

@@ -384,6 +384,67 @@ static int parse_global(struct wl_ctx *ctx, const struct raw_section *sec)
 	return check_global(ctx, sec, have_scans, have_time);
 }
 
+static const struct raw_section *find_global(const struct reader *r);
+
+/* Keys a kernel row's settings may not change: they own text or shape the run. */
+static const char *const fixed_global_keys[] = {
+	"description", "upstream", "requires", "kernel", "scans", "time", "timeout", NULL
+};
+
+int wl_apply_global(struct workload *wl, const char *settings, const char *origin,
+		    struct wl_error *err)
+{
+	static const char header[] = "[global]\n";
+	size_t len = strlen(settings);
+	char *text = malloc(sizeof(header) + len), *path = wl->path, why[160];
+	struct wl_ctx ctx = { .err = err, .wl = wl };
+	struct reader r = { .ctx = &ctx };
+	bool have_scans = false, have_time = false;
+	const struct raw_section *sec;
+	struct wl_source src;
+	enum wl_knob knob;
+	int rc = -1;
+
+	memset(err, 0, sizeof(*err));
+	/* messages name where the settings come from, not the workload's file */
+	wl->path = (char *)origin;
+	if (!text) {
+		wl_fail(&ctx, 0, "out of memory");
+		goto out;
+	}
+	memcpy(text, header, sizeof(header) - 1);
+	memcpy(text + sizeof(header) - 1, settings, len + 1);
+	wl_source_buffer(&src, text, sizeof(header) - 1 + len);
+	if (wl_read(&r, &src) != 0)
+		goto out;
+	/* the header is ours: number the settings' lines from 1 */
+	for (size_t i = 0; i < r.nkv; i++)
+		r.kv[i].line--;
+	sec = find_global(&r);
+	for (size_t i = 0; sec && i < sec->nkv; i++) {
+		struct keyctx k = { &ctx, sec, &sec->kv[i] };
+
+		if (lookup_word(k.kv->key, fixed_global_keys) >= 0) {
+			key_fail(&k, "is the workload's own: a kernel's settings choose policies and "
+				 "knobs only");
+			goto out;
+		}
+		if (global_key(&k, wl, &have_scans, &have_time) != 0)
+			goto out;
+	}
+	if (wl_knobs_check(wl->kernel, wl->knobs, wl->knob_given, wl->stop == WL_STOP_SCANS, &knob,
+			   why, sizeof(why)) != WL_KNOBS_OK) {
+		wl_fail(&ctx, 0, "%s", why);
+		goto out;
+	}
+	rc = 0;
+out:
+	wl_read_free(&r);
+	free(text);
+	wl->path = path;
+	return rc;
+}
+
 /* --- processes ------------------------------------------------------------ */
 
 static bool same_process(const void *wl, size_t pos, const void *name)

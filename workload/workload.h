@@ -509,6 +509,20 @@ int wl_parse_buffer(const char *text, size_t len, const char *name,
 
 void wl_free(struct workload *wl);
 
+/*
+ * Apply @settings, lines of [global] ("smart_scan_policy = phased", a knob, a
+ * detector), to @wl over what its file said: how the simulator follows a
+ * kernel built with a patch (guest.h's KG_PATCHES), on a struct copy of the
+ * parsed workload. Only the scalar fields of [global] are written, nothing
+ * is allocated or freed, so the copy may keep borrowing the original's
+ * sections (and must not be wl_free()d). Keys that own text or shape the
+ * run (description, upstream, requires, kernel, scans, time, timeout) are
+ * refused. Returns 0, or -1 with "@origin:LINE: what is wrong" in @err
+ * (@wl then half applied: throw the copy away).
+ */
+int wl_apply_global(struct workload *wl, const char *settings, const char *origin,
+		    struct wl_error *err);
+
 /* Print the normalized workload: every key explicit, canonical forms. */
 int wl_print(const struct workload *wl, FILE *out);
 /*
