@@ -103,6 +103,18 @@ int xval_semantics(const struct trace *kernel, enum wl_kernel *out, char *why, s
 	return wl_kernel_from_release(kernel ? kernel->kernel : NULL, out, why, len);
 }
 
+int xval_settings(const struct trace *kernel, const char **settings, char *why, size_t len)
+{
+	enum kg_patch patch;
+
+	*settings = "";
+	if (kg_patch_from_release(kernel ? kernel->kernel : NULL, &patch, why, len) != 0)
+		return -1;
+	if (patch != KG_PATCH_NONE)
+		*settings = kg_patch_row(patch)->settings;
+	return 0;
+}
+
 int xval_names(const struct workload *wl, struct trace_page_names *out)
 {
 	const char **procs = calloc(wl->nprocs ? wl->nprocs : 1, sizeof(*procs));
@@ -267,19 +279,30 @@ static enum xval_verdict follow_kernel(const struct workload *wl, const struct x
 				       struct xval_result *res)
 {
 	enum wl_kernel semantics = wl->kernel;
+	/* the workload as the simulator runs it: a copy, when settings apply */
+	struct workload followed = *wl;
+	struct wl_error err;
 
+	res->settings = "";
 	if (res->status != KB_OK && res->status != KB_SKIPPED)
 		return fail(res, XVAL_STEP_KERNEL);
 	if (res->status == KB_OK) {
-		if (xval_semantics(res->kernel.trace, &semantics, res->why, sizeof(res->why)) != 0)
+		if (xval_semantics(res->kernel.trace, &semantics, res->why, sizeof(res->why)) != 0 ||
+		    xval_settings(res->kernel.trace, &res->settings, res->why, sizeof(res->why)) != 0)
 			return fail(res, XVAL_STEP_SEMANTICS);
-		if (semantics != wl->kernel)
-			note(opt, "the kernel that ran is Linux %s: the simulator follows kernel = %s "
+		if (res->settings[0] &&
+		    wl_apply_global(&followed, res->settings, res->kernel.trace->kernel, &err) != 0) {
+			snprintf(res->why, sizeof(res->why), "%s", err.text);
+			return fail(res, XVAL_STEP_SEMANTICS);
+		}
+		if (semantics != wl->kernel || res->settings[0])
+			note(opt, "the kernel that ran is Linux %s: the simulator follows kernel = %s%s%s "
 				  "(the workload says %s)", res->kernel.trace->kernel,
-			     wl_kernel_name(semantics), wl_kernel_name(wl->kernel));
+			     wl_kernel_name(semantics), res->settings[0] ? " with " : "", res->settings,
+			     wl_kernel_name(wl->kernel));
 	}
 	res->semantics = semantics;
-	if (xval_run_sim(wl, semantics, opt->pages, opt->costs, &res->sim, res->why,
+	if (xval_run_sim(&followed, semantics, opt->pages, opt->costs, &res->sim, res->why,
 			 sizeof(res->why)) != 0)
 		return fail(res, XVAL_STEP_SIM);
 	if (res->status == KB_SKIPPED)

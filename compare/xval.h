@@ -105,6 +105,16 @@ int xval_run_guest(const struct workload *const *wls, size_t n, const struct kg_
 int xval_semantics(const struct trace *kernel, enum wl_kernel *out, char *why, size_t len);
 
 /*
+ * What the simulator sets over the workload's [global] to follow the kernel
+ * a trace came from, beside its semantics: a kernel ksmkit built with a
+ * patch (release BASE.N-ksmkit-NAME) is its base release's row plus the
+ * policy the patch implements, the settings of its row in KG_PATCHES
+ * (guest.h); any other kernel, "". 0, or -1 with the reason (a built
+ * kernel whose patch has no row) in @why.
+ */
+int xval_settings(const struct trace *kernel, const char **settings, char *why, size_t len);
+
+/*
  * Compare the two sides: traces (exactly, or within XVAL_TOLERANCE for a
  * non-deterministic workload, matching only the scans both have), leaving
  * out what @kernel's release does not export, and, for a deterministic
@@ -183,6 +193,8 @@ struct xval_result {
 	char kernel_message[2048];      /* the kernel side's, with status != KB_OK */
 	char why[2048];                 /* with XVAL_STEP_SEMANTICS or XVAL_STEP_SIM */
 	enum wl_kernel semantics;       /* what the simulator followed */
+	const char *settings;           /* ... with these [global] lines over the
+					   workload's (xval_settings), or "" */
 	unsigned kernel_runs;           /* how many times the kernel side ran */
 	struct xval_side sim, kernel;   /* what each side produced (kernel: its last run) */
 	struct cmp_report report;       /* with XVAL_MATCH, XVAL_WITHIN, XVAL_DIFFERS */

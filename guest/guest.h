@@ -58,9 +58,58 @@ enum kg_kernel { KG_KERNELS(KG_KERNEL_ENUM_) KG_KERNEL_COUNT };
 const char *kg_kernel_name(enum kg_kernel k);
 const char *kg_kernel_package(enum kg_kernel k);
 
+/*
+ * The kernels `make kernel` builds (guest/build-kernel): Debian's source of a
+ * base release above, with a patch of patches/ applied (none: "upstream"),
+ * installed as DIR/kernels/BASE+NAME/ and booted with
+ * --guest ...,kernel=BASE+NAME. A built kernel's release is
+ * BASE.N-ksmkit-NAME, and the simulator follows it as its base release's
+ * row (wl_kernel_from_release) with the row's settings applied to the
+ * workload's [global] (wl_apply_global): the policy the patch implements.
+ * NAME is the last word of the patch's file name, as build-kernel names it.
+ * X(ENUM, "name", base (a KG_KERNELS ENUM), "patch" or NULL,
+ *   "settings": [global] lines, "" for none, "what it is")
+ */
+#define KG_PATCHES(X)                                                                  \
+	X(UPSTREAM, "upstream", 6_12, NULL, "",                                        \
+	  "Debian's 6.12 source as it is, built with guest/kernel.config")             \
+	X(PHASED, "phased", 6_12, "patches/ksm-smart-scan-phased.patch",                \
+	  "smart_scan_policy = phased",                                                \
+	  "smart_scan's skips phased by the full scan count and the checksum")
+
+/* KG_PATCH_NONE: one of Debian's own kernels, as packaged. */
+#define KG_PATCH_ENUM_(id, ...) KG_PATCH_##id,
+enum kg_patch { KG_PATCH_NONE, KG_PATCHES(KG_PATCH_ENUM_) KG_PATCH_COUNT };
+#undef KG_PATCH_ENUM_
+
+/* One row of KG_PATCHES (@p is not KG_PATCH_NONE). */
+struct kg_patch_row {
+	const char *name;       /* "phased": kernel=6.12+phased, the release's -ksmkit-phased */
+	enum kg_kernel base;    /* the release whose source it patches */
+	const char *patch;      /* the patch file in ksmkit's source tree, or NULL */
+	const char *settings;   /* what the simulator sets in [global] to follow it */
+	const char *doc;
+};
+const struct kg_patch_row *kg_patch_row(enum kg_patch p);
+
+/*
+ * The directory name under DIR/kernels/ of kernel @k patched with @p:
+ * "6.12", or "6.12+phased", into @buf. Returns @buf.
+ */
+const char *kg_kernel_dir_name(enum kg_kernel k, enum kg_patch p, char *buf, size_t len);
+
+/*
+ * Which row built the kernel of release @release: a release ending in
+ * -ksmkit-NAME is the row NAME (KG_PATCH_NONE for any other release). 0,
+ * or -1 for a -ksmkit- release whose NAME has no row, with the reason.
+ */
+int kg_patch_from_release(const char *release, enum kg_patch *out, char *why, size_t whylen);
+
 struct kg_options {
 	unsigned nodes;        /* NUMA nodes, 1 to KG_MAX_NODES */
 	enum kg_kernel kernel; /* which prepared kernel boots (default 6.1) */
+	enum kg_patch patch;   /* built from its source with this row's patch
+				  (make kernel), or KG_PATCH_NONE: Debian's */
 	uint64_t node_mem;     /* bytes of RAM per node; 0: enough for the workloads */
 	uint64_t timeout_ns;   /* the whole guest, wall clock; 0: 60 s to boot and
 				  stop, plus every workload's own timeout */
@@ -118,7 +167,8 @@ void kg_session_free(struct kg_session *s);
 
 /*
  * Parse "nodes=N[,kernel=NAME][,mem=SIZE][,timeout=TIME]" (the --guest
- * argument) into @opt. 0, or -1 with the reason in @why.
+ * argument) into @opt; NAME is a kernel of KG_KERNELS ("6.12") or one built
+ * from it ("6.12+phased"). 0, or -1 with the reason in @why.
  */
 int kg_parse_spec(const char *spec, struct kg_options *opt, char *why, size_t whylen);
 

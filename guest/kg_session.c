@@ -10,7 +10,8 @@
  *      memory;
  *   5. the results (kg_results.c), then the temporary directory is removed
  *      (kept on request, for its console log).
- * Also the --guest argument's parser, the defaults and the kernels' names.
+ * Also the --guest argument's parser, the defaults, the kernels' names and
+ * the rows of the kernels built from their source (KG_PATCHES).
  */
 #include "config.h"
 #include "kg_internal.h"
@@ -38,9 +39,49 @@ static const struct {
 } kernels[] = { KG_KERNELS(KERNEL_ROW_) };
 #undef KERNEL_ROW_
 
+#define PATCH_ROW_(id, name, base, patch, settings, doc)                                \
+	[KG_PATCH_##id] = { name, KG_KERNEL_##base, patch, settings, doc },
+static const struct kg_patch_row patches[KG_PATCH_COUNT] = { KG_PATCHES(PATCH_ROW_) };
+#undef PATCH_ROW_
+
+/* What a built kernel's release carries after its base release's version. */
+#define BUILT_RELEASE_TAG "-ksmkit-"
+
 const char *kg_kernel_name(enum kg_kernel k)
 {
 	return kernels[k].name;
+}
+
+const struct kg_patch_row *kg_patch_row(enum kg_patch p)
+{
+	return &patches[p];
+}
+
+const char *kg_kernel_dir_name(enum kg_kernel k, enum kg_patch p, char *buf, size_t len)
+{
+	if (p == KG_PATCH_NONE)
+		snprintf(buf, len, "%s", kernels[k].name);
+	else
+		snprintf(buf, len, "%s+%s", kernels[patches[p].base].name, patches[p].name);
+	return buf;
+}
+
+int kg_patch_from_release(const char *release, enum kg_patch *out, char *why, size_t whylen)
+{
+	const char *tag = release ? strstr(release, BUILT_RELEASE_TAG) : NULL;
+
+	*out = KG_PATCH_NONE;
+	if (!tag)
+		return 0;
+	tag += strlen(BUILT_RELEASE_TAG);
+	for (int p = KG_PATCH_NONE + 1; p < KG_PATCH_COUNT; p++)
+		if (strcmp(tag, patches[p].name) == 0) {
+			*out = (enum kg_patch)p;
+			return 0;
+		}
+	return kg_fail(why, whylen, "Linux %s was built by ksmkit with a patch called '%s' that "
+		       "has no row in KG_PATCHES (guest/guest.h): the simulator cannot know "
+		       "what it changed", release, tag);
 }
 
 const char *kg_kernel_package(enum kg_kernel k)
@@ -48,16 +89,23 @@ const char *kg_kernel_package(enum kg_kernel k)
 	return kernels[k].package;
 }
 
-/* "6.1 or 6.12": the names of every kernel, for messages. */
+/* "6.1, 6.12, 6.12+upstream or 6.12+phased": every kernel, for messages. */
 static void kernel_choices(char *out, size_t len)
 {
+	int total = KG_KERNEL_COUNT + KG_PATCH_COUNT - 1;
 	size_t used = 0;
+	char name[64];
 
 	out[0] = '\0';
-	for (int k = 0; k < KG_KERNEL_COUNT && used < len; k++)
+	for (int i = 0; i < total && used < len; i++) {
+		if (i < KG_KERNEL_COUNT)
+			kg_kernel_dir_name((enum kg_kernel)i, KG_PATCH_NONE, name, sizeof name);
+		else
+			kg_kernel_dir_name(0, (enum kg_patch)(i - KG_KERNEL_COUNT + 1), name,
+					   sizeof name);
 		used += (size_t)snprintf(out + used, len - used, "%s%s",
-					 k == 0 ? "" : k == KG_KERNEL_COUNT - 1 ? " or " : ", ",
-					 kernels[k].name);
+					 i == 0 ? "" : i == total - 1 ? " or " : ", ", name);
+	}
 }
 
 void kg_options_init(struct kg_options *opt)
@@ -82,13 +130,21 @@ void kg_session_free(struct kg_session *s)
 	memset(s, 0, sizeof *s);
 }
 
-static int parse_kernel(const char *name, enum kg_kernel *out, char *why, size_t whylen)
+/* kernel=NAME: one of Debian's kernels, or one built from a base's source. */
+static int parse_kernel(const char *name, struct kg_options *opt, char *why, size_t whylen)
 {
-	char choices[64];
+	char choices[256], known[64];
 
 	for (int k = 0; k < KG_KERNEL_COUNT; k++)
 		if (strcmp(name, kernels[k].name) == 0) {
-			*out = (enum kg_kernel)k;
+			opt->kernel = (enum kg_kernel)k;
+			opt->patch = KG_PATCH_NONE;
+			return 0;
+		}
+	for (int p = KG_PATCH_NONE + 1; p < KG_PATCH_COUNT; p++)
+		if (strcmp(name, kg_kernel_dir_name(0, (enum kg_patch)p, known, sizeof known)) == 0) {
+			opt->kernel = patches[p].base;
+			opt->patch = (enum kg_patch)p;
 			return 0;
 		}
 	kernel_choices(choices, sizeof choices);
@@ -122,7 +178,7 @@ int kg_parse_spec(const char *spec, struct kg_options *opt, char *why, size_t wh
 			opt->nodes = (unsigned)v;
 			have_nodes = true;
 		} else if (strcmp(item, "kernel") == 0) {
-			if (parse_kernel(eq, &opt->kernel, why, whylen) != 0)
+			if (parse_kernel(eq, opt, why, whylen) != 0)
 				goto out;
 		} else if (strcmp(item, "mem") == 0) {
 			if (wl_parse_size(eq, &v) != 0 || v < 64 * MIB || v > (UINT64_C(64) << 30)) {
@@ -234,12 +290,15 @@ static bool find_program(const char *name, char *out, size_t len)
  * Why @dir has no kernel @k: guest/prepare's reason when it left one
  * (kernels/NAME/unavailable), else that it has not run.
  */
-static void explain_missing_kernel(const char *dir, enum kg_kernel k, char *msg, size_t len)
+static void explain_missing_kernel(const char *dir, const struct kg_options *opt, char *msg,
+				   size_t len)
 {
-	char path[512], reason[256] = "";
+	char path[512], reason[256] = "", name[64];
+	const char *patch = opt->patch == KG_PATCH_NONE ? NULL : patches[opt->patch].patch;
 	FILE *f;
 
-	snprintf(path, sizeof path, "%s/kernels/%s/unavailable", dir, kg_kernel_name(k));
+	kg_kernel_dir_name(opt->kernel, opt->patch, name, sizeof name);
+	snprintf(path, sizeof path, "%s/kernels/%s/unavailable", dir, name);
 	f = fopen(path, "re");
 	if (f) {
 		if (!fgets(reason, sizeof reason, f))
@@ -248,12 +307,17 @@ static void explain_missing_kernel(const char *dir, enum kg_kernel k, char *msg,
 		fclose(f);
 	}
 	if (reason[0])
-		kg_fail(msg, len, "no %s kernel in the guest directory %s: %s; skipped",
-			kg_kernel_name(k), dir, reason);
+		kg_fail(msg, len, "no %s kernel in the guest directory %s: %s; skipped", name, dir,
+			reason);
+	else if (opt->patch != KG_PATCH_NONE)
+		kg_fail(msg, len, "no built kernel %s in the guest directory %s: run `make kernel%s%s` "
+			"in ksmkit's build tree (it builds Debian's %s source%s); skipped", name, dir,
+			patch ? " PATCHES=" : "", patch ? patch : "", kg_kernel_name(opt->kernel),
+			patch ? " with that patch" : "");
 	else
 		kg_fail(msg, len, "no %s kernel in the guest directory %s: run `make guest` in "
-			"ksmkit's build tree (it fetches Debian's %s package); skipped",
-			kg_kernel_name(k), dir, kg_kernel_package(k));
+			"ksmkit's build tree (it fetches Debian's %s package); skipped", name, dir,
+			kg_kernel_package(opt->kernel));
 }
 
 /* ---- 3-5. the session ------------------------------------------------------------- */
@@ -341,7 +405,7 @@ static void explain_end(const struct kg_qemu *q, const struct paths *p, uint64_t
 int kg_run(const struct workload *const *wls, size_t n, const struct kg_options *opt,
 	   struct kg_session *out, char *msg, size_t len)
 {
-	char kernel[512], base[512], qemu[512], rmsg[512] = "";
+	char kernel[512], base[512], qemu[512], rmsg[512] = "", name[64];
 	const char *dir = opt->dir ? opt->dir : kg_default_dir(NULL);
 	uint64_t node_mem, timeout_ns, t0;
 	struct kg_qemu q;
@@ -360,7 +424,8 @@ int kg_run(const struct workload *const *wls, size_t n, const struct kg_options 
 			"set KSMKIT_GUEST_DIR; skipped");
 		return KB_SKIPPED;
 	}
-	snprintf(kernel, sizeof kernel, "%s/kernels/%s/kernel", dir, kg_kernel_name(opt->kernel));
+	snprintf(kernel, sizeof kernel, "%s/kernels/%s/kernel", dir,
+		 kg_kernel_dir_name(opt->kernel, opt->patch, name, sizeof name));
 	snprintf(base, sizeof base, "%s/initramfs.cpio", dir);
 	if (!is_file(base)) {
 		kg_fail(msg, len, "no prepared guest in %s (no initramfs.cpio there): run "
@@ -369,7 +434,7 @@ int kg_run(const struct workload *const *wls, size_t n, const struct kg_options 
 		return KB_SKIPPED;
 	}
 	if (!is_file(kernel)) {
-		explain_missing_kernel(dir, opt->kernel, msg, len);
+		explain_missing_kernel(dir, opt, msg, len);
 		return KB_SKIPPED;
 	}
 	if (!find_program(opt->qemu ? opt->qemu : QEMU_NAME, qemu, sizeof qemu)) {
