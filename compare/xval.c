@@ -103,16 +103,11 @@ int xval_semantics(const struct trace *kernel, enum wl_kernel *out, char *why, s
 	return wl_kernel_from_release(kernel ? kernel->kernel : NULL, out, why, len);
 }
 
-int xval_settings(const struct trace *kernel, const char **settings, char *why, size_t len)
+const char *xval_settings(const struct trace *kernel)
 {
-	enum kg_patch patch;
+	enum kg_patch patch = kg_patch_from_release(kernel ? kernel->kernel : NULL);
 
-	*settings = "";
-	if (kg_patch_from_release(kernel ? kernel->kernel : NULL, &patch, why, len) != 0)
-		return -1;
-	if (patch != KG_PATCH_NONE)
-		*settings = kg_patch_row(patch)->settings;
-	return 0;
+	return patch == KG_PATCH_NONE ? "" : kg_patch_row(patch)->settings;
 }
 
 int xval_names(const struct workload *wl, struct trace_page_names *out)
@@ -287,9 +282,9 @@ static enum xval_verdict follow_kernel(const struct workload *wl, const struct x
 	if (res->status != KB_OK && res->status != KB_SKIPPED)
 		return fail(res, XVAL_STEP_KERNEL);
 	if (res->status == KB_OK) {
-		if (xval_semantics(res->kernel.trace, &semantics, res->why, sizeof(res->why)) != 0 ||
-		    xval_settings(res->kernel.trace, &res->settings, res->why, sizeof(res->why)) != 0)
+		if (xval_semantics(res->kernel.trace, &semantics, res->why, sizeof(res->why)) != 0)
 			return fail(res, XVAL_STEP_SEMANTICS);
+		res->settings = xval_settings(res->kernel.trace);
 		if (res->settings[0] &&
 		    wl_apply_global(&followed, res->settings, res->kernel.trace->kernel, &err) != 0) {
 			snprintf(res->why, sizeof(res->why), "%s", err.text);

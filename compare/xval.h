@@ -107,12 +107,11 @@ int xval_semantics(const struct trace *kernel, enum wl_kernel *out, char *why, s
 /*
  * What the simulator sets over the workload's [global] to follow the kernel
  * a trace came from, beside its semantics: a kernel ksmkit built with a
- * patch (release BASE.N-ksmkit-NAME) is its base release's row plus the
- * policy the patch implements, the settings of its row in KG_PATCHES
- * (guest.h); any other kernel, "". 0, or -1 with the reason (a built
- * kernel whose patch has no row) in @why.
+ * patch (release BASE.N+NAME) is its base release's row plus the policy the
+ * patch implements, the settings of its row in KG_PATCHES (guest.h); any
+ * other kernel, "".
  */
-int xval_settings(const struct trace *kernel, const char **settings, char *why, size_t len);
+const char *xval_settings(const struct trace *kernel);
 
 /*
  * Compare the two sides: traces (exactly, or within XVAL_TOLERANCE for a

@@ -62,10 +62,12 @@ const char *kg_kernel_package(enum kg_kernel k);
  * The kernels `make kernel` builds (guest/build-kernel): Debian's source of a
  * base release above, with a patch of patches/ applied (none: "upstream"),
  * installed as DIR/kernels/BASE+NAME/ and booted with
- * --guest ...,kernel=BASE+NAME. A built kernel's release is
- * BASE.N-ksmkit-NAME, and the simulator follows it as its base release's
- * row (wl_kernel_from_release) with the row's settings applied to the
- * workload's [global] (wl_apply_global): the policy the patch implements.
+ * --guest ...,kernel=BASE+NAME. A built kernel's release is BASE.N+NAME
+ * (CONFIG_LOCALVERSION="+NAME", as the backend's smart_scan_policy check
+ * reads it: wl_kernel_smart_scan_policy), and the simulator follows it as its
+ * base release's row (wl_kernel_from_release) with the row's settings
+ * applied to the workload's [global] (wl_apply_global): the policy the
+ * patch implements.
  * NAME is the last word of the patch's file name, as build-kernel names it.
  * X(ENUM, "name", base (a KG_KERNELS ENUM), "patch" or NULL,
  *   "settings": [global] lines, "" for none, "what it is")
@@ -84,7 +86,7 @@ enum kg_patch { KG_PATCH_NONE, KG_PATCHES(KG_PATCH_ENUM_) KG_PATCH_COUNT };
 
 /* One row of KG_PATCHES (@p is not KG_PATCH_NONE). */
 struct kg_patch_row {
-	const char *name;       /* "phased": kernel=6.12+phased, the release's -ksmkit-phased */
+	const char *name;       /* "phased": kernel=6.12+phased, the release's +phased */
 	enum kg_kernel base;    /* the release whose source it patches */
 	const char *patch;      /* the patch file in ksmkit's source tree, or NULL */
 	const char *settings;   /* what the simulator sets in [global] to follow it */
@@ -99,11 +101,11 @@ const struct kg_patch_row *kg_patch_row(enum kg_patch p);
 const char *kg_kernel_dir_name(enum kg_kernel k, enum kg_patch p, char *buf, size_t len);
 
 /*
- * Which row built the kernel of release @release: a release ending in
- * -ksmkit-NAME is the row NAME (KG_PATCH_NONE for any other release). 0,
- * or -1 for a -ksmkit- release whose NAME has no row, with the reason.
+ * Which row built the kernel of release @release: one ending in +NAME, NAME
+ * a row's ("6.12.117+phased"); KG_PATCH_NONE for any other release (Debian's
+ * "6.12.117+deb12-amd64" among them) and for NULL.
  */
-int kg_patch_from_release(const char *release, enum kg_patch *out, char *why, size_t whylen);
+enum kg_patch kg_patch_from_release(const char *release);
 
 struct kg_options {
 	unsigned nodes;        /* NUMA nodes, 1 to KG_MAX_NODES */

@@ -44,12 +44,14 @@ static const struct {
 static const struct kg_patch_row patches[KG_PATCH_COUNT] = { KG_PATCHES(PATCH_ROW_) };
 #undef PATCH_ROW_
 
-/* What a built kernel's release carries after its base release's version. */
-#define BUILT_RELEASE_TAG "-ksmkit-"
-
 const char *kg_kernel_name(enum kg_kernel k)
 {
 	return kernels[k].name;
+}
+
+const char *kg_kernel_package(enum kg_kernel k)
+{
+	return kernels[k].package;
 }
 
 const struct kg_patch_row *kg_patch_row(enum kg_patch p)
@@ -66,27 +68,18 @@ const char *kg_kernel_dir_name(enum kg_kernel k, enum kg_patch p, char *buf, siz
 	return buf;
 }
 
-int kg_patch_from_release(const char *release, enum kg_patch *out, char *why, size_t whylen)
+enum kg_patch kg_patch_from_release(const char *release)
 {
-	const char *tag = release ? strstr(release, BUILT_RELEASE_TAG) : NULL;
+	size_t len = release ? strlen(release) : 0;
 
-	*out = KG_PATCH_NONE;
-	if (!tag)
-		return 0;
-	tag += strlen(BUILT_RELEASE_TAG);
-	for (int p = KG_PATCH_NONE + 1; p < KG_PATCH_COUNT; p++)
-		if (strcmp(tag, patches[p].name) == 0) {
-			*out = (enum kg_patch)p;
-			return 0;
-		}
-	return kg_fail(why, whylen, "Linux %s was built by ksmkit with a patch called '%s' that "
-		       "has no row in KG_PATCHES (guest/guest.h): the simulator cannot know "
-		       "what it changed", release, tag);
-}
+	for (int p = KG_PATCH_NONE + 1; p < KG_PATCH_COUNT; p++) {
+		size_t n = strlen(patches[p].name);
 
-const char *kg_kernel_package(enum kg_kernel k)
-{
-	return kernels[k].package;
+		if (len > n && release[len - n - 1] == '+' &&
+		    strcmp(release + len - n, patches[p].name) == 0)
+			return (enum kg_patch)p;
+	}
+	return KG_PATCH_NONE;
 }
 
 /* "6.1, 6.12, 6.12+upstream or 6.12+phased": every kernel, for messages. */
