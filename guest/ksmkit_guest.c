@@ -9,7 +9,8 @@
  *
  * It owns nothing but that loop and the result format's writing side; it
  * never decides whether results are right (the host compares them). On the
- * host, `ksmkit-guest --kernels` tells guest/prepare which kernels to fetch.
+ * host, `ksmkit-guest --kernels` tells guest/prepare which kernels to fetch,
+ * and `ksmkit-guest --built-kernels` tells `make check-kernel` which to build.
  * `ksmkit-guest --fill MIB` is the workload of `ksmkit vms` instead (/init
  * runs it when the kernel command line says ksmkit.fill=MIB): it fills MIB
  * MiB with pages that are distinct from each other but the same in every
@@ -282,6 +283,20 @@ static int list_kernels(void)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* `ksmkit-guest --built-kernels`, on the host: the kernels `make kernel`
+ * builds, one "NAME PATCH" a line ("-": none), for make check-kernel. */
+static int list_built_kernels(void)
+{
+#define KERNEL_NAME_(id, name, package) [KG_KERNEL_##id] = name,
+	static const char *const base[] = { KG_KERNELS(KERNEL_NAME_) };
+#undef KERNEL_NAME_
+#define PRINT_BUILT_(id, name, kernel, patch, settings, doc)                                \
+	printf("%s+%s %s\n", base[KG_KERNEL_##kernel], name, patch ? patch : "-");
+	KG_PATCHES(PRINT_BUILT_)
+#undef PRINT_BUILT_
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 /* splitmix64: a page's words from its index, the same in every guest. */
 static uint64_t mix(uint64_t x)
 {
@@ -321,6 +336,8 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && strcmp(argv[1], "--kernels") == 0)
 		return list_kernels();
+	if (argc == 2 && strcmp(argv[1], "--built-kernels") == 0)
+		return list_built_kernels();
 	if (argc == 3 && strcmp(argv[1], "--fill") == 0)
 		return fill_and_wait(argv[2]);
 	out = open_port(device);
