@@ -205,10 +205,20 @@ static int add_invariant(const struct parse *p, const char *text, void *arg)
 
 /* --- [check] ------------------------------------------------------------------- */
 
-/* the detectors, from their list (wl_policy.h) */
+/* the policies, from their lists (wl_policy.h) */
 static const char *const detector_names[] = { WL_DETECTORS(WL_POLICY_NAME) NULL };
+static const char *const smart_scan_policy_names[] = { WL_SMART_SCAN_POLICIES(WL_POLICY_NAME)
+							 NULL };
 static const char *const ksmd_names[] = { "page", "scan", NULL };
 static const char *const search_names[] = { "bfs", "dfs", NULL };
+
+/* One of a policy list's @names, or -1 with a message listing them. */
+static int policy_word(const struct parse *p, const char *const *names)
+{
+	char choices[128];
+
+	return word(p, names, wl_choices_text(names, choices, sizeof(choices)));
+}
 
 static int check_budget_key(const struct parse *p)
 {
@@ -262,12 +272,13 @@ static int check_key(struct parse *p)
 			return -1;
 		cfg->kernel = (enum wl_kernel)w;
 	} else if (strcmp(key, "detector") == 0) {
-		char choices[128];
-
-		if ((w = word(p, detector_names, wl_choices_text(detector_names, choices,
-								   sizeof(choices)))) < 0)
+		if ((w = policy_word(p, detector_names)) < 0)
 			return -1;
 		cfg->detector = (enum wl_detector)w;
+	} else if (strcmp(key, "smart_scan_policy") == 0) {
+		if ((w = policy_word(p, smart_scan_policy_names)) < 0)
+			return -1;
+		cfg->smart_scan_policy = (enum wl_smart_scan_policy)w;
 	} else if (strcmp(key, "ksmd") == 0) {
 		if ((w = word(p, ksmd_names, "page or scan")) < 0)
 			return -1;
@@ -535,6 +546,7 @@ static void set_defaults(struct mc_config *cfg)
 		cfg->knobs[k] = wl_knob_info((enum wl_knob)k)->def;
 	cfg->kernel = WL_KERNEL_DEFAULT;
 	cfg->detector = WL_DETECTOR_CHECKSUM;
+	cfg->smart_scan_policy = WL_SMART_SCAN_UPSTREAM;
 	cfg->search = MC_SEARCH_BFS;
 	cfg->liveness_scans = 3;
 	for (int i = 0; i < MC_INV_COUNT; i++)

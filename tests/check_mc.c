@@ -67,6 +67,8 @@ static const struct {
 	{ "[check]\nkernel = 5.0\n[region a]\ncontents = 1\n", "t.conf:2: [check] kernel = 5.0: expected 6.18, 6.12, 6.10 or 6.1" },
 	{ "[check]\ndetector = magic\n[region a]\ncontents = 1\n",
 	  "t.conf:2: [check] detector = magic: expected checksum, dirty, hybrid or partial" },
+	{ "[check]\nsmart_scan_policy = countdown\n[region a]\ncontents = 1\n",
+	  "t.conf:2: [check] smart_scan_policy = countdown: expected upstream, aligned or phased" },
 	{ "[check]\nmax_page_sharing = 1\n[region a]\ncontents = 1\n", "t.conf:2: [check] max_page_sharing = 1" },
 	{ "[check]\nadvisor_mode = scan-time\n[region a]\ncontents = 1\n", "time stands still" },
 	{ "[check]\ninvariants = data,bogus\n[region a]\ncontents = 1\n", "t.conf:2: [check] invariants = data,bogus: unknown invariant" },
