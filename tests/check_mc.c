@@ -103,6 +103,32 @@ START_TEST(t02_bad_configs_name_file_and_line)
 }
 END_TEST
 
+/* --set: the setting replaces the file's line, and its errors name --set. */
+START_TEST(t18_a_setting_replaces_the_files_key)
+{
+	const char *text = "[check]\nliveness_scans = 9\nsmart_scan_policy = aligned\n"
+			   "[region a]\ncontents = 1\n";
+	const struct mc_setting set[] = { { "smart_scan_policy", "phased" },
+					  { "liveness_scans", "12" } };
+	const struct mc_setting bad = { "smart_scan_policy", "countdown" };
+	struct mc_config *cfg;
+	struct mc_error err;
+
+	ck_assert_int_eq(mc_config_parse_buffer_with(text, strlen(text), "t.conf", set, 2, &cfg,
+						     &err), 0);
+	ck_assert_int_eq(cfg->smart_scan_policy, WL_SMART_SCAN_PHASED);
+	ck_assert_uint_eq(cfg->liveness_scans, 12);
+	mc_config_free(cfg);
+	ck_assert_int_eq(mc_config_parse_buffer_with(text, strlen(text), "t.conf", &bad, 1, &cfg,
+						     &err), -1);
+	ck_assert_str_eq(err.text, "t.conf: --set smart_scan_policy = countdown: expected "
+				   "upstream, aligned or phased");
+	ck_assert_int_eq(mc_config_parse_buffer(text, strlen(text), "t.conf", &cfg, &err), 0);
+	ck_assert_int_eq(cfg->smart_scan_policy, WL_SMART_SCAN_ALIGNED);
+	mc_config_free(cfg);
+}
+END_TEST
+
 /* --- the simulator's fast paths (sim_mc.h) ------------------------------------------ */
 
 /* A machine of @pages pages of values p % 3, one patched, merging, under @d. */
@@ -606,6 +632,7 @@ static Suite *mc_suite(void)
 	tcase_add_test(tc, t01_reference_config_parses);
 	tcase_add_loop_test(tc, t02_bad_configs_name_file_and_line, 0,
 			    sizeof(bad_configs) / sizeof(bad_configs[0]));
+	tcase_add_test(tc, t18_a_setting_replaces_the_files_key);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fast-paths");
 	tcase_add_test(tc, t03_clone_into_and_snapshots_evolve_identically);
