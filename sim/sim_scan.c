@@ -212,6 +212,14 @@ static bool visit_aligned(struct sim *s, uint32_t slot, uint8_t age)
 	return (s->scan.seqnr & (skip_period(age) - 1)) == 0;
 }
 
+/* The page's virtual page number, which the phase-by-address mutant reads. */
+static uint64_t page_vpn(const struct sim *s, uint32_t slot)
+{
+	const struct sim_area *a = &s->area[sim_area_of_slot(s, slot)];
+
+	return a->start + (slot - a->slot);
+}
+
 /*
  * The patch: (ksm_scan.seqnr + rmap_item->oldchecksum) & (period - 1) == 0,
  * an unsigned long plus an unsigned int, which wraps as this sum does (only
@@ -220,7 +228,11 @@ static bool visit_aligned(struct sim *s, uint32_t slot, uint8_t age)
  */
 static bool visit_phased(struct sim *s, uint32_t slot, uint8_t age)
 {
-	return ((s->scan.seqnr + s->page[slot].checksum) & (skip_period(age) - 1)) == 0;
+	uint64_t offset = s->page[slot].checksum;
+
+	if (s->cfg.mutant == SIM_MUTANT_PHASE_BY_ADDRESS) /* mutant: phase from the address */
+		offset = page_vpn(s, slot);
+	return ((s->scan.seqnr + offset) & (skip_period(age) - 1)) == 0;
 }
 
 static const struct sim_smart_scan_rule smart_scan_upstream = { visit_upstream, 1, false };

@@ -17,15 +17,29 @@
 #include "mc_internal.h"
 #include "sim_driver.h"
 
-static struct mc_config *load(const char *name)
+/* A shipped configuration, with @nset settings in place of its keys (--set). */
+static struct mc_config *load_with(const char *name, const struct mc_setting *set, size_t nset)
 {
 	char path[512];
 	struct mc_config *cfg;
 	struct mc_error err;
 
 	snprintf(path, sizeof(path), "%s/mc/configs/%s", SRCDIR, name);
-	ck_assert_msg(mc_config_parse_file(path, &cfg, &err) == 0, "%s", err.text);
+	ck_assert_msg(mc_config_parse_file_with(path, set, nset, &cfg, &err) == 0, "%s", err.text);
 	return cfg;
+}
+
+static struct mc_config *load(const char *name)
+{
+	return load_with(name, NULL, 0);
+}
+
+/* A shipped configuration under smart-scan @policy ("phased"). */
+static struct mc_config *load_policy(const char *name, const char *policy)
+{
+	const struct mc_setting set = { "smart_scan_policy", policy };
+
+	return load_with(name, &set, 1);
 }
 
 static struct mc_result run(const struct mc_config *cfg, const struct mc_options *opt)
@@ -368,26 +382,30 @@ END_TEST
 /* Every seeded bug, where it shows, and the invariant that must catch it. */
 static const struct {
 	const char *mutant, *config, *invariant;
+	const char *policy; /* smart_scan_policy in place of the file's, or NULL */
 } caught[] = {
-	{ "no-wrprotect", "numa.conf", "ksm-readonly" },
-	{ "checksum-as-memcmp", "numa.conf", "data" },
-	{ "no-unstable-reset", "mac-race.conf", "unstable-tree" },
-	{ "cow-keeps-stable-item", "numa.conf", "visit" },
-	{ "wrong-node-tree", "numa.conf", "numa" },
-	{ "dup-over-limit", "chains.conf", "max-sharing" },
-	{ "sharing-off-by-one", "fork.conf", "counters" },
-	{ "mac-race", "mac-race.conf", "numa" },
-	{ "insert-reversed", "zero-pages.conf", "stable-tree" },
-	{ "zero-page-uncounted", "zero-pages.conf", "counters" },
-	{ "cow-reuses-ksm", "numa.conf", "ksm-readonly" },
-	{ "no-keyhole", "scan-steps.conf", "liveness" },
-	{ "dirty-no-clear", "dirty.conf", "liveness" },
-	{ "dirty-untracked", "hybrid.conf", "volatility" },
+	{ "no-wrprotect", "numa.conf", "ksm-readonly", NULL },
+	{ "checksum-as-memcmp", "numa.conf", "data", NULL },
+	{ "no-unstable-reset", "mac-race.conf", "unstable-tree", NULL },
+	{ "cow-keeps-stable-item", "numa.conf", "visit", NULL },
+	{ "wrong-node-tree", "numa.conf", "numa", NULL },
+	{ "dup-over-limit", "chains.conf", "max-sharing", NULL },
+	{ "sharing-off-by-one", "fork.conf", "counters", NULL },
+	{ "mac-race", "mac-race.conf", "numa", NULL },
+	{ "insert-reversed", "zero-pages.conf", "stable-tree", NULL },
+	{ "zero-page-uncounted", "zero-pages.conf", "counters", NULL },
+	{ "cow-reuses-ksm", "numa.conf", "ksm-readonly", NULL },
+	{ "no-keyhole", "scan-steps.conf", "liveness", NULL },
+	{ "dirty-no-clear", "dirty.conf", "liveness", NULL },
+	{ "dirty-untracked", "hybrid.conf", "volatility", NULL },
+	{ "phase-by-address", "smart-scan.conf", "liveness", "phased" },
 };
 
 START_TEST(t08_every_mutant_is_caught_by_its_invariant)
 {
-	struct mc_config *cfg = load(caught[_i].config);
+	struct mc_config *cfg = caught[_i].policy
+		? load_policy(caught[_i].config, caught[_i].policy)
+		: load(caught[_i].config);
 	struct mc_options opt = { 0 };
 	struct mc_result res;
 	int m = mc_mutant_lookup(caught[_i].mutant);
