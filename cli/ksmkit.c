@@ -186,7 +186,8 @@ static const char compare_usage[] =
 
 static const char check_usage[] =
 	"usage: ksmkit check CONFIG [--json] [--mutant NAME] [--bfs|--dfs DEPTH]\n"
-	"                    [-o COUNTEREXAMPLE.wl] [--max-states N] [-q|--quiet]\n"
+	"                    [--set KEY=VALUE] [-o COUNTEREXAMPLE.wl] [--max-states N]\n"
+	"                    [-q|--quiet]\n"
 	"       ksmkit check --list-invariants | --list-mutants\n"
 	"\n"
 	"Model-check the simulator on a small configuration (docs/model-checking.md;\n"
@@ -203,6 +204,9 @@ static const char check_usage[] =
 	"\n"
 	"  --json              statistics, verdict and trace as JSON\n"
 	"  --mutant NAME       check a simulator with a seeded bug (--list-mutants)\n"
+	"  --set KEY=VALUE     read the [check] key KEY = VALUE in place of CONFIG's\n"
+	"                      own (once): --set smart_scan_policy=phased checks a\n"
+	"                      configuration under the fixed smart scan\n"
 	"  --bfs               breadth-first: a shortest counterexample (the default,\n"
 	"                      unless the configuration says search = dfs)\n"
 	"  --dfs DEPTH         depth-first, exploring DEPTH steps from the start at most\n"

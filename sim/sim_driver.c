@@ -845,6 +845,7 @@ int sim_run_workload(const struct workload *wl, const struct sim_run_options *op
 	cfg.detector = wl->detector;
 	cfg.thp_dirty = (enum sim_thp_dirty)wl->thp_dirty;
 	cfg.checksum = wl->checksum;
+	cfg.smart_scan_policy = wl->smart_scan_policy;
 	cfg.nr_nodes = opt && opt->nr_nodes ? opt->nr_nodes : nodes_needed(wl);
 	if (opt && opt->costs)
 		cfg.costs = *opt->costs;

@@ -17,15 +17,29 @@
 #include "mc_internal.h"
 #include "sim_driver.h"
 
-static struct mc_config *load(const char *name)
+/* A shipped configuration, with @nset settings in place of its keys (--set). */
+static struct mc_config *load_with(const char *name, const struct mc_setting *set, size_t nset)
 {
 	char path[512];
 	struct mc_config *cfg;
 	struct mc_error err;
 
 	snprintf(path, sizeof(path), "%s/mc/configs/%s", SRCDIR, name);
-	ck_assert_msg(mc_config_parse_file(path, &cfg, &err) == 0, "%s", err.text);
+	ck_assert_msg(mc_config_parse_file_with(path, set, nset, &cfg, &err) == 0, "%s", err.text);
 	return cfg;
+}
+
+static struct mc_config *load(const char *name)
+{
+	return load_with(name, NULL, 0);
+}
+
+/* A shipped configuration under smart-scan @policy ("phased"). */
+static struct mc_config *load_policy(const char *name, const char *policy)
+{
+	const struct mc_setting set = { "smart_scan_policy", policy };
+
+	return load_with(name, &set, 1);
 }
 
 static struct mc_result run(const struct mc_config *cfg, const struct mc_options *opt)
@@ -67,6 +81,8 @@ static const struct {
 	{ "[check]\nkernel = 5.0\n[region a]\ncontents = 1\n", "t.conf:2: [check] kernel = 5.0: expected 6.18, 6.12, 6.10 or 6.1" },
 	{ "[check]\ndetector = magic\n[region a]\ncontents = 1\n",
 	  "t.conf:2: [check] detector = magic: expected checksum, dirty, hybrid or partial" },
+	{ "[check]\nsmart_scan_policy = countdown\n[region a]\ncontents = 1\n",
+	  "t.conf:2: [check] smart_scan_policy = countdown: expected upstream, aligned or phased" },
 	{ "[check]\nmax_page_sharing = 1\n[region a]\ncontents = 1\n", "t.conf:2: [check] max_page_sharing = 1" },
 	{ "[check]\nadvisor_mode = scan-time\n[region a]\ncontents = 1\n", "time stands still" },
 	{ "[check]\ninvariants = data,bogus\n[region a]\ncontents = 1\n", "t.conf:2: [check] invariants = data,bogus: unknown invariant" },
@@ -98,6 +114,32 @@ START_TEST(t02_bad_configs_name_file_and_line)
 	ck_assert_ptr_null(cfg);
 	ck_assert_msg(strstr(err.text, bad_configs[_i].error), "got '%s', want '%s'", err.text,
 		      bad_configs[_i].error);
+}
+END_TEST
+
+/* --set: the setting replaces the file's line, and its errors name --set. */
+START_TEST(t18_a_setting_replaces_the_files_key)
+{
+	const char *text = "[check]\nliveness_scans = 9\nsmart_scan_policy = aligned\n"
+			   "[region a]\ncontents = 1\n";
+	const struct mc_setting set[] = { { "smart_scan_policy", "phased" },
+					  { "liveness_scans", "12" } };
+	const struct mc_setting bad = { "smart_scan_policy", "countdown" };
+	struct mc_config *cfg;
+	struct mc_error err;
+
+	ck_assert_int_eq(mc_config_parse_buffer_with(text, strlen(text), "t.conf", set, 2, &cfg,
+						     &err), 0);
+	ck_assert_int_eq(cfg->smart_scan_policy, WL_SMART_SCAN_PHASED);
+	ck_assert_uint_eq(cfg->liveness_scans, 12);
+	mc_config_free(cfg);
+	ck_assert_int_eq(mc_config_parse_buffer_with(text, strlen(text), "t.conf", &bad, 1, &cfg,
+						     &err), -1);
+	ck_assert_str_eq(err.text, "t.conf: --set smart_scan_policy = countdown: expected "
+				   "upstream, aligned or phased");
+	ck_assert_int_eq(mc_config_parse_buffer(text, strlen(text), "t.conf", &cfg, &err), 0);
+	ck_assert_int_eq(cfg->smart_scan_policy, WL_SMART_SCAN_ALIGNED);
+	mc_config_free(cfg);
 }
 END_TEST
 
@@ -340,26 +382,30 @@ END_TEST
 /* Every seeded bug, where it shows, and the invariant that must catch it. */
 static const struct {
 	const char *mutant, *config, *invariant;
+	const char *policy; /* smart_scan_policy in place of the file's, or NULL */
 } caught[] = {
-	{ "no-wrprotect", "numa.conf", "ksm-readonly" },
-	{ "checksum-as-memcmp", "numa.conf", "data" },
-	{ "no-unstable-reset", "mac-race.conf", "unstable-tree" },
-	{ "cow-keeps-stable-item", "numa.conf", "visit" },
-	{ "wrong-node-tree", "numa.conf", "numa" },
-	{ "dup-over-limit", "chains.conf", "max-sharing" },
-	{ "sharing-off-by-one", "fork.conf", "counters" },
-	{ "mac-race", "mac-race.conf", "numa" },
-	{ "insert-reversed", "zero-pages.conf", "stable-tree" },
-	{ "zero-page-uncounted", "zero-pages.conf", "counters" },
-	{ "cow-reuses-ksm", "numa.conf", "ksm-readonly" },
-	{ "no-keyhole", "scan-steps.conf", "liveness" },
-	{ "dirty-no-clear", "dirty.conf", "liveness" },
-	{ "dirty-untracked", "hybrid.conf", "volatility" },
+	{ "no-wrprotect", "numa.conf", "ksm-readonly", NULL },
+	{ "checksum-as-memcmp", "numa.conf", "data", NULL },
+	{ "no-unstable-reset", "mac-race.conf", "unstable-tree", NULL },
+	{ "cow-keeps-stable-item", "numa.conf", "visit", NULL },
+	{ "wrong-node-tree", "numa.conf", "numa", NULL },
+	{ "dup-over-limit", "chains.conf", "max-sharing", NULL },
+	{ "sharing-off-by-one", "fork.conf", "counters", NULL },
+	{ "mac-race", "mac-race.conf", "numa", NULL },
+	{ "insert-reversed", "zero-pages.conf", "stable-tree", NULL },
+	{ "zero-page-uncounted", "zero-pages.conf", "counters", NULL },
+	{ "cow-reuses-ksm", "numa.conf", "ksm-readonly", NULL },
+	{ "no-keyhole", "scan-steps.conf", "liveness", NULL },
+	{ "dirty-no-clear", "dirty.conf", "liveness", NULL },
+	{ "dirty-untracked", "hybrid.conf", "volatility", NULL },
+	{ "phase-by-address", "smart-scan.conf", "liveness", "phased" },
 };
 
 START_TEST(t08_every_mutant_is_caught_by_its_invariant)
 {
-	struct mc_config *cfg = load(caught[_i].config);
+	struct mc_config *cfg = caught[_i].policy
+		? load_policy(caught[_i].config, caught[_i].policy)
+		: load(caught[_i].config);
 	struct mc_options opt = { 0 };
 	struct mc_result res;
 	int m = mc_mutant_lookup(caught[_i].mutant);
@@ -604,6 +650,7 @@ static Suite *mc_suite(void)
 	tcase_add_test(tc, t01_reference_config_parses);
 	tcase_add_loop_test(tc, t02_bad_configs_name_file_and_line, 0,
 			    sizeof(bad_configs) / sizeof(bad_configs[0]));
+	tcase_add_test(tc, t18_a_setting_replaces_the_files_key);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fast-paths");
 	tcase_add_test(tc, t03_clone_into_and_snapshots_evolve_identically);

@@ -172,6 +172,7 @@ START_TEST(global_keys)
 		"kernel = 6.10\n"
 		"detector = hybrid\n"
 		"thp_dirty = split\n"
+		"smart_scan_policy = phased\n"
 		"scans = 9\n"
 		"timeout = 90s\n"
 		"seed = 0x2a\n"
@@ -196,6 +197,8 @@ START_TEST(global_keys)
 	ck_assert_int_eq(wl->kernel, WL_KERNEL_6_10);
 	ck_assert_int_eq(wl->detector, WL_DETECTOR_HYBRID);
 	ck_assert_int_eq(wl->thp_dirty, WL_THP_DIRTY_SPLIT);
+	ck_assert_int_eq(wl->smart_scan_policy, WL_SMART_SCAN_PHASED);
+	ck_assert_uint_eq(wl->smart_scan_policy_line, 8);
 	ck_assert_int_eq(wl->stop, WL_STOP_SCANS);
 	ck_assert_uint_eq(wl->stop_scans, 9);
 	ck_assert_uint_eq(wl->timeout_ns, UINT64_C(90000000000));
@@ -224,6 +227,8 @@ START_TEST(global_defaults_are_the_kernels)
 	ck_assert_int_eq(wl->kernel, WL_KERNEL_6_18);
 	ck_assert_int_eq(wl->detector, WL_DETECTOR_CHECKSUM);
 	ck_assert_int_eq(wl->thp_dirty, WL_THP_DIRTY_ALL);
+	ck_assert_int_eq(wl->smart_scan_policy, WL_SMART_SCAN_UPSTREAM);
+	ck_assert_uint_eq(wl->smart_scan_policy_line, 0);
 	ck_assert(wl->regions[0].dirty_tracking);
 	ck_assert_uint_eq(wl->knobs[WL_KNOB_PAGES_TO_SCAN], 100);
 	ck_assert_uint_eq(wl->knobs[WL_KNOB_SLEEP_MILLISECS], 20);
@@ -1175,6 +1180,12 @@ static const struct bad_case bad_cases[] = {
 	  "t.wl:6: [region a] thp = madvise: expected never or always" },
 	{ "[global]\nscans = 3\nthp_dirty = some\n",
 	  "t.wl:3: [global] thp_dirty = some: expected all, split or checksum" },
+	{ "[global]\nscans = 3\nsmart_scan_policy = countdown\n",
+	  "t.wl:3: [global] smart_scan_policy = countdown: expected upstream, aligned or phased" },
+	{ "[global]\nscans = 3\nsmart_scan_policy = Phased\n",
+	  "t.wl:3: [global] smart_scan_policy = Phased: expected upstream, aligned or phased" },
+	{ "[global]\nscans = 3\nsmart_scan_policy =\n",
+	  "t.wl:3: [global] smart_scan_policy = : expected upstream, aligned or phased" },
 	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\ndirty_tracking = ept\n",
 	  "t.wl:6: [region a] dirty_tracking = ept: expected yes or no" },
 	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nmerge = ksm\n",
