@@ -776,9 +776,25 @@ static unsigned nodes_needed(const struct workload *wl)
 	return n;
 }
 
+/*
+ * The trace's kernel: the semantics followed ("6.12"), and a smart-scan
+ * policy other than upstream as the patched kernel that carries it names
+ * itself ("6.12+phased": wl_kernel_smart_scan_policy reads it back).
+ */
+static void trace_kernel_name(const struct workload *wl, enum wl_kernel kernel, char *buf,
+			      size_t len)
+{
+	if (wl->smart_scan_policy == WL_SMART_SCAN_UPSTREAM)
+		snprintf(buf, len, "%s", wl_kernel_name(kernel));
+	else
+		snprintf(buf, len, "%s+%s", wl_kernel_name(kernel),
+			 wl_smart_scan_policy_name(wl->smart_scan_policy));
+}
+
 static struct trace *new_trace(const struct workload *wl, enum wl_kernel kernel)
 {
 	const char **names = calloc(wl->nprocs ? wl->nprocs : 1, sizeof(*names));
+	char kernel_name[64];
 	struct trace *t;
 
 	if (!names)
@@ -787,8 +803,9 @@ static struct trace *new_trace(const struct workload *wl, enum wl_kernel kernel)
 		names[i] = wl->procs[i].name;
 	t = trace_new("sim", wl->nprocs, names);
 	free(names);
-	if (t && trace_set_info(t, wl->path, wl_kernel_name(kernel),
-				wl_detector_name(wl->detector), true) != 0) {
+	trace_kernel_name(wl, kernel, kernel_name, sizeof(kernel_name));
+	if (t && trace_set_info(t, wl->path, kernel_name, wl_detector_name(wl->detector),
+				true) != 0) {
 		trace_free(t);
 		t = NULL;
 	}
