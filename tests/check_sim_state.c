@@ -513,15 +513,19 @@ static void assert_same_rows(const struct trace *a, const struct trace *b, const
 
 /*
  * A smart-scan policy other than upstream names the trace's kernel as the
- * patched kernel carrying it would ("6.18+phased").
+ * patched kernel carrying it would ("6.18+phased"), the workload's or the
+ * one a comparison makes the simulator follow.
  */
 START_TEST(a_policy_names_the_traces_kernel)
 {
 	static const char text[] = "[global]\nscans = 2\nsmart_scan_policy = phased\n"
 				   "[region a]\npages = 4\nfill = same\nvalue = 1\n";
+	const struct sim_run_options follow = { .override_smart_scan_policy = true,
+						.smart_scan_policy = WL_SMART_SCAN_ALIGNED };
 	struct workload *wl;
 	struct wl_error e;
 	struct trace *t;
+	char err[256];
 
 	ck_assert_msg(wl_parse_buffer(text, strlen(text), "p.wl", &wl, &e) == 0, "%s", e.text);
 	t = run_ok(wl, false);
@@ -531,6 +535,10 @@ START_TEST(a_policy_names_the_traces_kernel)
 	wl->smart_scan_policy = WL_SMART_SCAN_UPSTREAM;
 	t = run_ok(wl, false);
 	ck_assert_str_eq(t->kernel, "6.18");
+	trace_free(t);
+	/* compare follows a patched kernel's policy whatever the workload says */
+	ck_assert_int_eq(sim_run_workload(wl, &follow, &t, err, sizeof(err)), 0);
+	ck_assert_str_eq(t->kernel, "6.18+aligned");
 	trace_free(t);
 	wl_free(wl);
 }
