@@ -13,13 +13,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#define CHECK_MAX_SETS 8
+
 struct check_args {
 	const char *config, *output;
 	bool json, quiet;
 	struct mc_options opt;
-	struct mc_setting set;   /* --set KEY=VALUE: a [check] key in place of the file's */
+	/* --set KEY=VALUE: [check] keys in place of the file's (values point into argv) */
+	struct mc_setting set[CHECK_MAX_SETS];
 	size_t nset;
-	char set_key[64];
+	char set_key[CHECK_MAX_SETS][64];
 };
 
 static void show_progress(void *arg, const struct mc_stats *st)
@@ -71,6 +74,7 @@ static const struct cli_opt check_options[] = {
 static const struct cli_rule check_rules[] = {
 	{ CLI_ALONE, "list-mutants list-invariants", NULL, 0, 0, NULL },
 	{ CLI_AT_MOST_ONE, "bfs dfs", NULL, 0, 0, NULL },
+	{ CLI_REPEATS, "set", NULL, 0, 0, NULL },
 	{ 0, NULL, NULL, 0, 0, NULL },
 };
 
@@ -78,20 +82,29 @@ static const struct cli_spec check_spec = {
 	"check", NULL, check_options, check_rules, 1, 1, "exactly one configuration file",
 };
 
-/* --set KEY=VALUE, split into @a->set (the value points into argv). 0 or -1. */
+/* One more --set KEY=VALUE into @a->set. 0, or -1 after saying what is wrong. */
 static int parse_setting(const char *text, struct check_args *a)
 {
 	const char *eq = strchr(text, '=');
+	char *key = a->set_key[a->nset];
 
-	if (!eq || eq == text || (size_t)(eq - text) >= sizeof(a->set_key)) {
+	if (!eq || eq == text || (size_t)(eq - text) >= sizeof(a->set_key[0])) {
 		cli_error("check: --set needs KEY=VALUE (a [check] key, such as "
 			  "smart_scan_policy=phased), not '%s'", text);
 		return -1;
 	}
-	memcpy(a->set_key, text, (size_t)(eq - text));
-	a->set_key[eq - text] = '\0';
-	a->set = (struct mc_setting){ a->set_key, eq + 1 };
-	a->nset = 1;
+	memcpy(key, text, (size_t)(eq - text));
+	key[eq - text] = '\0';
+	for (size_t i = 0; i < a->nset; i++)
+		if (strcmp(a->set[i].key, key) == 0) {
+			cli_error("check: --set %s given twice", key);
+			return -1;
+		}
+	if (a->nset == CHECK_MAX_SETS) {
+		cli_error("check: at most %d --set", CHECK_MAX_SETS);
+		return -1;
+	}
+	a->set[a->nset++] = (struct mc_setting){ key, eq + 1 };
 	return 0;
 }
 
@@ -153,8 +166,8 @@ static void print_stats(const struct check_args *a, const struct mc_config *cfg,
 
 	printf("%s: %s\n", "configuration", mc_config_description(cfg) ? mc_config_description(cfg)
 								       : "(no description)");
-	if (a->nset)
-		printf("set: %s = %s (in place of the file's)\n", a->set.key, a->set.value);
+	for (size_t i = 0; i < a->nset; i++)
+		printf("set: %s = %s (in place of the file's)\n", a->set[i].key, a->set[i].value);
 	printf("search: %s%s, %s; fingerprints: 64-bit XXH3 (any two of these %llu states "
 	       "collide with probability about %.1e)\n",
 	       res->search == MC_SEARCH_DFS ? "depth-first" : "breadth-first",
@@ -241,7 +254,7 @@ int cmd_check(int argc, char **argv)
 
 	if ((rc = parse_args(argc, argv, &a)) != 0)
 		return rc > 0 ? CLI_OK : CLI_USAGE;
-	if (mc_config_parse_file_with(a.config, &a.set, a.nset, &cfg, &perr) != 0) {
+	if (mc_config_parse_file_with(a.config, a.set, a.nset, &cfg, &perr) != 0) {
 		cli_error("%s", perr.text);
 		return CLI_USAGE;
 	}

@@ -24,8 +24,17 @@ void xval_side_free(struct xval_side *side)
 int xval_run_sim(const struct workload *wl, enum wl_kernel kernel, bool pages,
 		 const struct sim_costs *costs, struct xval_side *out, char *err, size_t errlen)
 {
+	return xval_run_sim_as(wl, kernel, wl->smart_scan_policy, pages, costs, out, err, errlen);
+}
+
+int xval_run_sim_as(const struct workload *wl, enum wl_kernel kernel,
+		    enum wl_smart_scan_policy policy, bool pages, const struct sim_costs *costs,
+		    struct xval_side *out, char *err, size_t errlen)
+{
 	struct sim_capture c = { .wl = wl };
-	struct sim_run_options opt = { .costs = costs, .override_kernel = true, .kernel = kernel };
+	struct sim_run_options opt = { .costs = costs, .override_kernel = true, .kernel = kernel,
+				       .override_smart_scan_policy = true,
+				       .smart_scan_policy = policy };
 	int rc;
 
 	memset(out, 0, sizeof(*out));

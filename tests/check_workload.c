@@ -1618,6 +1618,32 @@ START_TEST(kernel_semantics_from_a_release)
 }
 END_TEST
 
+/* A kernel built with a smart-scan policy says so at the end of its release. */
+START_TEST(kernel_smart_scan_policy_from_a_release)
+{
+	static const struct {
+		const char *release;
+		enum wl_smart_scan_policy policy;
+	} cases[] = {
+		{ "6.12.57+phased", WL_SMART_SCAN_PHASED },
+		{ "6.12.0-ksmkit+aligned", WL_SMART_SCAN_ALIGNED },
+		{ "6.12+phased", WL_SMART_SCAN_PHASED },
+		{ "6.12.117+deb12-amd64", WL_SMART_SCAN_UPSTREAM },
+		{ "6.18.0-rc3+", WL_SMART_SCAN_UPSTREAM },
+		{ "6.12.57+phasedx", WL_SMART_SCAN_UPSTREAM },
+		{ "6.12.57-phased", WL_SMART_SCAN_UPSTREAM },
+		{ "+phased", WL_SMART_SCAN_PHASED },
+		{ "phased", WL_SMART_SCAN_UPSTREAM },
+		{ "", WL_SMART_SCAN_UPSTREAM },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(wl_kernel_smart_scan_policy(cases[i].release) == cases[i].policy,
+			      "%s", cases[i].release);
+	ck_assert_int_eq(wl_kernel_smart_scan_policy(NULL), WL_SMART_SCAN_UPSTREAM);
+}
+END_TEST
+
 /* Each row's columns say what its kernel does, and the names come from the rows. */
 START_TEST(kernel_rows_hold_each_difference)
 {
@@ -1706,6 +1732,7 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, settings_apply_over_a_copy);
 	tcase_add_test(tc, kernel_6_1_has_only_its_knobs);
 	tcase_add_test(tc, kernel_semantics_from_a_release);
+	tcase_add_test(tc, kernel_smart_scan_policy_from_a_release);
 	tcase_add_test(tc, kernel_rows_hold_each_difference);
 	tcase_add_test(tc, advisor_starts_from_min_pages);
 	tcase_add_test(tc, region_keys);
