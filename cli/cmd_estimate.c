@@ -915,19 +915,20 @@ static void job_settings(FILE *out, const struct plan *pl, const char *costs)
 /*
  * One command line per point of the sweep: this program (or --ksmkit),
  * the capture and the costs file by absolute paths, every setting written
- * out. The capture is read first, and its workload built, so that what the
- * jobs would all refuse is refused here.
+ * out. The capture is read first, and its workload (at the base knobs)
+ * built, so that what the jobs would all refuse is refused here.
  */
 static int emit_jobs(const struct plan *pl, const struct est_capture *cap)
 {
-	char prog[PATH_MAX], capture[PATH_MAX], costs[PATH_MAX], *text, err[640];
+	char prog[PATH_MAX], capture[PATH_MAX], costs[PATH_MAX], err[640];
 	size_t n = est_grid_size(pl->axes, pl->naxes);
+	struct workload *wl;
 
-	if (est_workload_text(&pl->opt, cap, &text, err, sizeof(err)) != 0) {
+	if (est_workload(&pl->opt, cap, &wl, err, sizeof(err)) != 0) {
 		cli_error("%s: %s", CMD, err);
 		return CLI_USAGE;
 	}
-	free(text);
+	wl_free(wl);
 	cli_job_program(pl->ksmkit, prog, sizeof(prog));
 	cli_job_path(pl->capture, capture, sizeof(capture));
 	if (pl->costs_path)
