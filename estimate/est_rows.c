@@ -256,13 +256,26 @@ static int all_given(const bool *seen, char *err, size_t errlen)
 	return 0;
 }
 
+/* A row is printable ASCII: anything else is refused before a message could echo it. */
+static int printable(const char *line, char *err, size_t errlen)
+{
+	for (const unsigned char *c = (const unsigned char *)line; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			return fail(err, errlen, "byte 0x%02x at column %zu: not a row of ksmkit "
+				    "estimate --point (a row is printable ASCII)", *c,
+				    (size_t)(c - (const unsigned char *)line) + 1);
+	return 0;
+}
+
 int est_row_parse(const char *line, struct est_row *row, char *err, size_t errlen)
 {
 	bool seen[NFIELDS + WL_KNOB_COUNT] = { false };
-	char *copy = strdup(line), *save = NULL, *word;
+	char *copy, *save = NULL, *word;
 	int rc = 0;
 
-	if (!copy)
+	if (printable(line, err, errlen) != 0)
+		return -1;
+	if (!(copy = strdup(line)))
 		return fail(err, errlen, "out of memory");
 	memset(row, 0, sizeof(*row));
 	word = strtok_r(copy, " ", &save);

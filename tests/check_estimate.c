@@ -507,6 +507,7 @@ START_TEST(a_malformed_row_is_refused)
 	sample_row(&row, 0, axes, &opt);
 	row_line(&row, line, sizeof(line));
 	refused("garbage", "not a row of ksmkit estimate --point");
+	refused("ksmkit-estimate-row 1 point=\033[31m", "byte 0x1b at column 29: not a row");
 	refused("ksmkit-estimate-row 2 point=0", "a row of format 2, not 1");
 	snprintf(bad, sizeof(bad), "%s frobs=1", line);
 	refused(bad, "no field is called 'frobs'");
