@@ -12,7 +12,8 @@
  * region in a build with AddressSanitizer. Refuse (a failure): someone
  * else uses KSM, because their pages would inflate every global counter and
  * run = 2 would unmerge them; or the workload wants more than 80% of
- * MemAvailable. Bad input: a measurement the workload cannot provide.
+ * MemAvailable. Bad input: a measurement the workload cannot provide, or a
+ * smart_scan_policy this kernel was not built with.
  *
  * "Someone else" is found the way an administrator would: the global
  * counters (pages_shared, pages_sharing, ksm_zero_pages) and every process's
@@ -36,6 +37,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #ifdef HAVE_LINUX_USERFAULTFD_H
@@ -310,6 +312,30 @@ static int check_uffd_wp(const struct workload *wl, char *msg, size_t len)
 		       "skipped", wl->path, ev->line, ev->name, lacks);
 }
 
+/*
+ * A smart_scan_policy other than upstream is the simulator's, unless this
+ * kernel was built with it (wl_kernel_smart_scan_policy reads its release):
+ * any other kernel would run its own countdown and answer for another
+ * policy. Bad input, since no machine without that kernel can run it.
+ */
+static int check_smart_scan_policy(const struct workload *wl, char *msg, size_t len)
+{
+	const char *name = wl_smart_scan_policy_name(wl->smart_scan_policy);
+	struct utsname u;
+
+	if (wl->smart_scan_policy == WL_SMART_SCAN_UPSTREAM)
+		return KB_OK;
+	if (uname(&u) == 0 && wl_kernel_smart_scan_policy(u.release) == wl->smart_scan_policy)
+		return KB_OK;
+	kb_fail(msg, len, "%s:%u: [global] smart_scan_policy = %s: this kernel (%s) runs "
+			  "upstream's smart scan; the policy is the simulator's (ksmkit sim), or a "
+			  "guest kernel built with its patch (a release ending in +%s, as in "
+			  "--guest nodes=1,kernel=6.12+%s)",
+		wl->path, wl->smart_scan_policy_line, name, uname(&u) == 0 ? u.release : "?", name,
+		name);
+	return KB_BAD_INPUT;
+}
+
 int kb_check_root_and_ksm(char *msg, size_t len)
 {
 	if (geteuid() != 0) {
@@ -332,6 +358,8 @@ int kb_check_machine(const struct workload *wl, const struct kb_options *opt, ch
 
 	if (status == KB_OK)
 		status = check_captures(wl, msg, len);
+	if (status == KB_OK)
+		status = check_smart_scan_policy(wl, msg, len);
 	if (status != KB_OK)
 		return status;
 	status = kb_check_root_and_ksm(msg, len);

@@ -131,12 +131,26 @@ static int unreadable(const struct cli_spec *spec, int c, char **argv)
 	return usage_error(spec, what);
 }
 
+static bool listed(const struct cli_spec *spec, const char *names, int from,
+		   const struct cli_opt *o);
+
+/* Whether a CLI_REPEATS rule of @spec lets @o be given again. */
+static bool repeats(const struct cli_spec *spec, const struct cli_opt *o)
+{
+	for (const struct cli_rule *r = spec->rules; r && r->names; r++)
+		if (r->kind == CLI_REPEATS && listed(spec, r->names, 0, o))
+			return true;
+	return false;
+}
+
 static int add_given(struct cli_args *a, const struct cli_opt *o, const char *value,
 		     bool typed_short)
 {
 	char what[96];
 
-	if (given(a, o)) {
+	if (a->ngiven == CLI_MAX_OPTS)
+		return usage_error(a->spec, "too many options");
+	if (given(a, o) && !repeats(a->spec, o)) {
 		if (typed_short)
 			snprintf(what, sizeof(what), "-%c given twice", o->letter);
 		else

@@ -6,7 +6,8 @@
  * that changes the operands); cli_args_parse reads argv against that table
  * with getopt_long and refuses, with one message naming what is wrong and
  * exit status 2 (CLI_USAGE), everything the table does not allow: an unknown
- * option, a missing value, an option given twice, --help among other
+ * option, a missing value, an option given twice (unless a rule lets it
+ * repeat), --help among other
  * arguments, a broken rule, too few or too many operands. Nothing of the
  * command has run by then. The command takes the options in command-line
  * order with cli_args_next and interprets their values itself (a number's
@@ -32,6 +33,7 @@ enum cli_rule_kind {
 	CLI_NEEDS,       /* the first of @names only with one of the others: "series print-workload" */
 	CLI_ALONE,       /* each of @names takes no other option nor operand (a listing) */
 	CLI_OPERANDS,    /* with the option @names, the operands are @min..@max, @operands */
+	CLI_REPEATS,     /* each of @names may be given more than once: "set" */
 };
 
 /* A rule between the options of a command, by their long names. A table ends with { 0 }. */
@@ -62,7 +64,8 @@ struct cli_args {
 		const struct cli_opt *opt;
 		const char *value;  /* its value (pointing into argv), or NULL */
 		bool typed_short;   /* given as -x, not --name (messages say it as typed) */
-	} given[CLI_MAX_OPTS];  /* in command-line order; each option at most once */
+	} given[CLI_MAX_OPTS];  /* in command-line order; each option at most once,
+				 * but those of a CLI_REPEATS rule */
 	int ngiven;
 	int next;               /* cli_args_next's position */
 	char **operand;         /* the operands, in order (into argv) */

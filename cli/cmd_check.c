@@ -13,10 +13,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#define CHECK_MAX_SETS 8
+
 struct check_args {
 	const char *config, *output;
 	bool json, quiet;
 	struct mc_options opt;
+	/* --set KEY=VALUE: [check] keys in place of the file's (values point into argv) */
+	struct mc_setting set[CHECK_MAX_SETS];
+	size_t nset;
+	char set_key[CHECK_MAX_SETS][64];
 };
 
 static void show_progress(void *arg, const struct mc_stats *st)
@@ -61,18 +67,46 @@ static const struct cli_opt check_options[] = {
 	{ "quiet", 'q', false, 'q' },
 	{ "list-mutants", 0, false, 'L' },
 	{ "list-invariants", 0, false, 'I' },
+	{ "set", 0, true, 's' },
 	{ NULL, 0, false, 0 },
 };
 
 static const struct cli_rule check_rules[] = {
 	{ CLI_ALONE, "list-mutants list-invariants", NULL, 0, 0, NULL },
 	{ CLI_AT_MOST_ONE, "bfs dfs", NULL, 0, 0, NULL },
+	{ CLI_REPEATS, "set", NULL, 0, 0, NULL },
 	{ 0, NULL, NULL, 0, 0, NULL },
 };
 
 static const struct cli_spec check_spec = {
 	"check", NULL, check_options, check_rules, 1, 1, "exactly one configuration file",
 };
+
+/* One more --set KEY=VALUE into @a->set. 0, or -1 after saying what is wrong. */
+static int parse_setting(const char *text, struct check_args *a)
+{
+	const char *eq = strchr(text, '=');
+	char *key = a->set_key[a->nset];
+
+	if (!eq || eq == text || (size_t)(eq - text) >= sizeof(a->set_key[0])) {
+		cli_error("check: --set needs KEY=VALUE (a [check] key, such as "
+			  "smart_scan_policy=phased), not '%s'", text);
+		return -1;
+	}
+	memcpy(key, text, (size_t)(eq - text));
+	key[eq - text] = '\0';
+	for (size_t i = 0; i < a->nset; i++)
+		if (strcmp(a->set[i].key, key) == 0) {
+			cli_error("check: --set %s given twice", key);
+			return -1;
+		}
+	if (a->nset == CHECK_MAX_SETS) {
+		cli_error("check: at most %d --set", CHECK_MAX_SETS);
+		return -1;
+	}
+	a->set[a->nset++] = (struct mc_setting){ key, eq + 1 };
+	return 0;
+}
 
 /* 1: handled (listing), 0: go on, -1: bad usage */
 static int parse_args(int argc, char **argv, struct check_args *a)
@@ -90,6 +124,10 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case 'o': a->output = value; break;
 		case 'q': a->quiet = true; break;
 		case 'b': a->opt.search = MC_SEARCH_BFS; break;
+		case 's':
+			if (parse_setting(value, a) != 0)
+				return -1;
+			break;
 		case 'L': return list_mutants() == CLI_OK ? 1 : -1;
 		case 'I': return list_invariants() == CLI_OK ? 1 : -1;
 		case 'm':
@@ -120,13 +158,16 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	return cli_check_outputs("check", &output, 1, &config, 1) == 0 ? 0 : -1;
 }
 
-static void print_stats(const struct mc_config *cfg, const struct mc_result *res)
+static void print_stats(const struct check_args *a, const struct mc_config *cfg,
+			const struct mc_result *res)
 {
 	const struct mc_stats *s = &res->stats;
 	double n = (double)s->distinct;
 
 	printf("%s: %s\n", "configuration", mc_config_description(cfg) ? mc_config_description(cfg)
 								       : "(no description)");
+	for (size_t i = 0; i < a->nset; i++)
+		printf("set: %s = %s (in place of the file's)\n", a->set[i].key, a->set[i].value);
 	printf("search: %s%s, %s; fingerprints: 64-bit XXH3 (any two of these %llu states "
 	       "collide with probability about %.1e)\n",
 	       res->search == MC_SEARCH_DFS ? "depth-first" : "breadth-first",
@@ -184,13 +225,14 @@ static int write_counterexample(const struct mc_config *cfg, const struct mc_res
 	return CLI_OK;
 }
 
-static void report_text(const struct mc_config *cfg, const struct mc_result *res)
+static void report_text(const struct check_args *a, const struct mc_config *cfg,
+			const struct mc_result *res)
 {
 	if (res->verdict == MC_VIOLATION) {
 		mc_trace_print(cfg, res, stdout);
 		putchar('\n');
 	}
-	print_stats(cfg, res);
+	print_stats(a, cfg, res);
 	if (res->verdict == MC_PASS) {
 		/* the invariants the configuration checks, not every one there is */
 		printf("all invariants hold in every state explored:");
@@ -212,7 +254,7 @@ int cmd_check(int argc, char **argv)
 
 	if ((rc = parse_args(argc, argv, &a)) != 0)
 		return rc > 0 ? CLI_OK : CLI_USAGE;
-	if (mc_config_parse_file(a.config, &cfg, &perr) != 0) {
+	if (mc_config_parse_file_with(a.config, a.set, a.nset, &cfg, &perr) != 0) {
 		cli_error("%s", perr.text);
 		return CLI_USAGE;
 	}
@@ -229,7 +271,7 @@ int cmd_check(int argc, char **argv)
 	if (a.json)
 		mc_result_write_json(cfg, &res, stdout);
 	else
-		report_text(cfg, &res);
+		report_text(&a, cfg, &res);
 	rc = res.verdict == MC_VIOLATION ? CLI_FAILED : CLI_OK;
 	if (a.output && res.verdict == MC_VIOLATION)
 		write_counterexample(cfg, &res, a.output);

@@ -24,8 +24,17 @@ void xval_side_free(struct xval_side *side)
 int xval_run_sim(const struct workload *wl, enum wl_kernel kernel, bool pages,
 		 const struct sim_costs *costs, struct xval_side *out, char *err, size_t errlen)
 {
+	return xval_run_sim_as(wl, kernel, wl->smart_scan_policy, pages, costs, out, err, errlen);
+}
+
+int xval_run_sim_as(const struct workload *wl, enum wl_kernel kernel,
+		    enum wl_smart_scan_policy policy, bool pages, const struct sim_costs *costs,
+		    struct xval_side *out, char *err, size_t errlen)
+{
 	struct sim_capture c = { .wl = wl };
-	struct sim_run_options opt = { .costs = costs, .override_kernel = true, .kernel = kernel };
+	struct sim_run_options opt = { .costs = costs, .override_kernel = true, .kernel = kernel,
+				       .override_smart_scan_policy = true,
+				       .smart_scan_policy = policy };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -267,6 +276,7 @@ static enum xval_verdict follow_kernel(const struct workload *wl, const struct x
 				       struct xval_result *res)
 {
 	enum wl_kernel semantics = wl->kernel;
+	enum wl_smart_scan_policy policy = wl->smart_scan_policy;
 
 	if (res->status != KB_OK && res->status != KB_SKIPPED)
 		return fail(res, XVAL_STEP_KERNEL);
@@ -277,10 +287,18 @@ static enum xval_verdict follow_kernel(const struct workload *wl, const struct x
 			note(opt, "the kernel that ran is Linux %s: the simulator follows kernel = %s "
 				  "(the workload says %s)", res->kernel.trace->kernel,
 			     wl_kernel_name(semantics), wl_kernel_name(wl->kernel));
+		/* a kernel built with a smart-scan policy runs it whatever the
+		 * workload says (the backend refuses the converse) */
+		policy = wl_kernel_smart_scan_policy(res->kernel.trace->kernel);
+		if (policy != wl->smart_scan_policy)
+			note(opt, "the kernel that ran is Linux %s: the simulator follows "
+				  "smart_scan_policy = %s (the workload says %s)",
+			     res->kernel.trace->kernel, wl_smart_scan_policy_name(policy),
+			     wl_smart_scan_policy_name(wl->smart_scan_policy));
 	}
 	res->semantics = semantics;
-	if (xval_run_sim(wl, semantics, opt->pages, opt->costs, &res->sim, res->why,
-			 sizeof(res->why)) != 0)
+	if (xval_run_sim_as(wl, semantics, policy, opt->pages, opt->costs, &res->sim, res->why,
+			    sizeof(res->why)) != 0)
 		return fail(res, XVAL_STEP_SIM);
 	if (res->status == KB_SKIPPED)
 		return res->verdict = XVAL_SIM_ONLY;

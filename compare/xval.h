@@ -75,6 +75,11 @@ void xval_side_free(struct xval_side *side);
  */
 int xval_run_sim(const struct workload *wl, enum wl_kernel kernel, bool pages,
 		 const struct sim_costs *costs, struct xval_side *out, char *err, size_t errlen);
+/* The same under smart-scan @policy (whatever the workload's key says): the
+ * policy of a patched kernel that ran (wl_kernel_smart_scan_policy). */
+int xval_run_sim_as(const struct workload *wl, enum wl_kernel kernel,
+		    enum wl_smart_scan_policy policy, bool pages, const struct sim_costs *costs,
+		    struct xval_side *out, char *err, size_t errlen);
 
 /* This machine's kernel: kb_run with @base, plus the partition at every scan
  * when @pages. A KB_* status (message in @msg unless KB_OK). */

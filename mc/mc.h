@@ -49,6 +49,20 @@ struct mc_error {
 int mc_config_parse_file(const char *path, struct mc_config **out, struct mc_error *err);
 int mc_config_parse_buffer(const char *text, size_t len, const char *name,
 			   struct mc_config **out, struct mc_error *err);
+/*
+ * A [check] key given apart from the file (ksmkit check --set KEY=VALUE):
+ * read as if the file's [check] said it, in place of the file's own line
+ * for that key if it has one; its errors name "--set" and no line. The _with
+ * parsers take @nset of them (the plain ones none).
+ */
+struct mc_setting {
+	const char *key, *value;
+};
+int mc_config_parse_file_with(const char *path, const struct mc_setting *set, size_t nset,
+			      struct mc_config **out, struct mc_error *err);
+int mc_config_parse_buffer_with(const char *text, size_t len, const char *name,
+				const struct mc_setting *set, size_t nset,
+				struct mc_config **out, struct mc_error *err);
 void mc_config_free(struct mc_config *cfg);
 /* The configuration's description line, or NULL. */
 const char *mc_config_description(const struct mc_config *cfg);

@@ -205,10 +205,20 @@ static int add_invariant(const struct parse *p, const char *text, void *arg)
 
 /* --- [check] ------------------------------------------------------------------- */
 
-/* the detectors, from their list (wl_policy.h) */
+/* the policies, from their lists (wl_policy.h) */
 static const char *const detector_names[] = { WL_DETECTORS(WL_POLICY_NAME) NULL };
+static const char *const smart_scan_policy_names[] = { WL_SMART_SCAN_POLICIES(WL_POLICY_NAME)
+							 NULL };
 static const char *const ksmd_names[] = { "page", "scan", NULL };
 static const char *const search_names[] = { "bfs", "dfs", NULL };
+
+/* One of a policy list's @names, or -1 with a message listing them. */
+static int policy_word(const struct parse *p, const char *const *names)
+{
+	char choices[128];
+
+	return word(p, names, wl_choices_text(names, choices, sizeof(choices)));
+}
 
 static int check_budget_key(const struct parse *p)
 {
@@ -262,12 +272,13 @@ static int check_key(struct parse *p)
 			return -1;
 		cfg->kernel = (enum wl_kernel)w;
 	} else if (strcmp(key, "detector") == 0) {
-		char choices[128];
-
-		if ((w = word(p, detector_names, wl_choices_text(detector_names, choices,
-								   sizeof(choices)))) < 0)
+		if ((w = policy_word(p, detector_names)) < 0)
 			return -1;
 		cfg->detector = (enum wl_detector)w;
+	} else if (strcmp(key, "smart_scan_policy") == 0) {
+		if ((w = policy_word(p, smart_scan_policy_names)) < 0)
+			return -1;
+		cfg->smart_scan_policy = (enum wl_smart_scan_policy)w;
 	} else if (strcmp(key, "ksmd") == 0) {
 		if ((w = word(p, ksmd_names, "page or scan")) < 0)
 			return -1;
@@ -535,13 +546,45 @@ static void set_defaults(struct mc_config *cfg)
 		cfg->knobs[k] = wl_knob_info((enum wl_knob)k)->def;
 	cfg->kernel = WL_KERNEL_DEFAULT;
 	cfg->detector = WL_DETECTOR_CHECKSUM;
+	cfg->smart_scan_policy = WL_SMART_SCAN_UPSTREAM;
 	cfg->search = MC_SEARCH_BFS;
 	cfg->liveness_scans = 3;
 	for (int i = 0; i < MC_INV_COUNT; i++)
 		cfg->check[i] = true;
 }
 
-static int interpret(struct mc_config *cfg, struct mc_ini *ini, struct mc_error *err)
+static bool is_set(const struct mc_setting *set, size_t nset, const char *key)
+{
+	for (size_t i = 0; i < nset; i++)
+		if (strcmp(set[i].key, key) == 0)
+			return true;
+	return false;
+}
+
+/* [check]'s keys: the file's, but those @set replaces, then @set's. */
+static int check_keys(struct mc_config *cfg, const struct mc_ini_section *check,
+		      const struct mc_setting *set, size_t nset, struct mc_error *err)
+{
+	const struct mc_ini_section given = { .kind = "check", .title = "--set" };
+
+	for (size_t i = 0; i < check->nkv; i++) {
+		struct parse p = { cfg, err, check, &check->kv[i] };
+
+		if (!is_set(set, nset, check->kv[i].key) && check_key(&p) != 0)
+			return -1;
+	}
+	for (size_t i = 0; i < nset; i++) {
+		struct mc_ini_kv kv = { (char *)set[i].key, (char *)set[i].value, 0, false };
+		struct parse p = { cfg, err, &given, &kv };
+
+		if (check_key(&p) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int interpret(struct mc_config *cfg, struct mc_ini *ini, const struct mc_setting *set,
+		     size_t nset, struct mc_error *err)
 {
 	const struct mc_ini_section *check = NULL;
 
@@ -559,12 +602,8 @@ static int interpret(struct mc_config *cfg, struct mc_ini *ini, struct mc_error 
 	}
 	if (!check)
 		return mc_fail(err, cfg->path, 0, "no [check] section");
-	for (size_t i = 0; i < check->nkv; i++) {
-		struct parse p = { cfg, err, check, &check->kv[i] };
-
-		if (check_key(&p) != 0)
-			return -1;
-	}
+	if (check_keys(cfg, check, set, nset, err) != 0)
+		return -1;
 	for (size_t i = 0; i < ini->nsec; i++)
 		if (strcmp(ini->sec[i].kind, "region") == 0 && parse_region(cfg, &ini->sec[i], err))
 			return -1;
@@ -576,6 +615,13 @@ static int interpret(struct mc_config *cfg, struct mc_ini *ini, struct mc_error 
 
 int mc_config_parse_buffer(const char *text, size_t len, const char *name,
 			   struct mc_config **out, struct mc_error *err)
+{
+	return mc_config_parse_buffer_with(text, len, name, NULL, 0, out, err);
+}
+
+int mc_config_parse_buffer_with(const char *text, size_t len, const char *name,
+				const struct mc_setting *set, size_t nset,
+				struct mc_config **out, struct mc_error *err)
 {
 	struct mc_config *cfg = calloc(1, sizeof(*cfg));
 	struct mc_ini ini;
@@ -592,7 +638,7 @@ int mc_config_parse_buffer(const char *text, size_t len, const char *name,
 		mc_config_free(cfg);
 		return -1;
 	}
-	if (interpret(cfg, &ini, err) != 0) {
+	if (interpret(cfg, &ini, set, nset, err) != 0) {
 		mc_ini_free(&ini);
 		mc_config_free(cfg);
 		return -1;
@@ -603,6 +649,12 @@ int mc_config_parse_buffer(const char *text, size_t len, const char *name,
 }
 
 int mc_config_parse_file(const char *path, struct mc_config **out, struct mc_error *err)
+{
+	return mc_config_parse_file_with(path, NULL, 0, out, err);
+}
+
+int mc_config_parse_file_with(const char *path, const struct mc_setting *set, size_t nset,
+			      struct mc_config **out, struct mc_error *err)
 {
 	FILE *f = fopen(path, "rb");
 	char *text = NULL;
@@ -632,7 +684,7 @@ int mc_config_parse_file(const char *path, struct mc_config **out, struct mc_err
 			break;
 	}
 	rc = ferror(f) ? mc_fail(err, path, 0, "cannot read: %s", strerror(errno))
-		       : mc_config_parse_buffer(text, len, path, out, err);
+		       : mc_config_parse_buffer_with(text, len, path, set, nset, out, err);
 	fclose(f);
 	free(text);
 	return rc;

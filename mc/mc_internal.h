@@ -73,6 +73,7 @@ struct mc_config {
 	enum wl_kernel kernel;
 	enum wl_detector detector;
 	enum wl_thp_dirty thp_dirty;
+	enum wl_smart_scan_policy smart_scan_policy;
 	uint64_t knobs[WL_KNOB_COUNT];
 	bool knob_given[WL_KNOB_COUNT];   /* set in [check], for wl_knobs_check */
 	unsigned knob_line[WL_KNOB_COUNT]; /* where, for messages */

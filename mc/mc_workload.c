@@ -76,6 +76,9 @@ static void write_global(FILE *f, const struct mc_config *cfg, uint64_t scans)
 	fprintf(f, "description = counterexample found by ksmkit check %s\n", cfg->path);
 	fprintf(f, "kernel = %s\ndetector = %s\nscans = %llu\n", wl_kernel_name(cfg->kernel),
 		wl_detector_name(cfg->detector), (unsigned long long)scans);
+	if (cfg->smart_scan_policy != WL_SMART_SCAN_UPSTREAM)
+		fprintf(f, "smart_scan_policy = %s\n",
+			wl_smart_scan_policy_name(cfg->smart_scan_policy));
 	for (int k = 0; k < WL_KNOB_COUNT; k++) {
 		uint64_t v = cfg->knobs[k];
 

@@ -101,8 +101,14 @@ struct sim_config {
 	enum sim_thp_dirty thp_dirty;
 	/* how a page's checksum is computed (WL_CHECKSUMS, wl_policy.h): a hash
 	 * of the content's identity (the default, O(1)), or the kernel's xxh64
-	 * over the 4096 bytes; only their equality is observable */
+	 * over the 4096 bytes; only their equality is observable, unless the
+	 * smart-scan policy reads their value (phased), and then the machine
+	 * computes the kernel's whatever this says (sim_new) */
 	enum wl_checksum checksum;
+	/* which scans smart scan visits an aged page in (WL_SMART_SCAN_POLICIES,
+	 * wl_policy.h; sim_scan.c's table of rules): the kernel's countdown by
+	 * default */
+	enum wl_smart_scan_policy smart_scan_policy;
 	unsigned nr_nodes;      /* NUMA nodes, >= 1 */
 	struct sim_costs costs;
 	unsigned mutant;        /* a seeded bug, enum sim_mutant (sim_mutant.h); 0 = none */

@@ -42,6 +42,7 @@ struct run {
 	const struct workload *wl;
 	const struct sim_run_options *opt;
 	enum wl_kernel kernel;   /* the semantics followed */
+	enum wl_smart_scan_policy policy; /* the smart-scan policy followed */
 	struct sim *s;
 	struct trace *trace;
 	int *mm_of;              /* workload process -> sim mm (-1: not yet born) */
@@ -776,9 +777,26 @@ static unsigned nodes_needed(const struct workload *wl)
 	return n;
 }
 
-static struct trace *new_trace(const struct workload *wl, enum wl_kernel kernel)
+/*
+ * The trace's kernel: the semantics followed ("6.12"), and a smart-scan
+ * policy other than upstream as the patched kernel that carries it names
+ * itself ("6.12+phased": wl_kernel_smart_scan_policy reads it back).
+ */
+static void trace_kernel_name(enum wl_kernel kernel, enum wl_smart_scan_policy policy,
+			      char *buf, size_t len)
+{
+	if (policy == WL_SMART_SCAN_UPSTREAM)
+		snprintf(buf, len, "%s", wl_kernel_name(kernel));
+	else
+		snprintf(buf, len, "%s+%s", wl_kernel_name(kernel),
+			 wl_smart_scan_policy_name(policy));
+}
+
+static struct trace *new_trace(const struct workload *wl, enum wl_kernel kernel,
+			       enum wl_smart_scan_policy policy)
 {
 	const char **names = calloc(wl->nprocs ? wl->nprocs : 1, sizeof(*names));
+	char kernel_name[64];
 	struct trace *t;
 
 	if (!names)
@@ -787,8 +805,9 @@ static struct trace *new_trace(const struct workload *wl, enum wl_kernel kernel)
 		names[i] = wl->procs[i].name;
 	t = trace_new("sim", wl->nprocs, names);
 	free(names);
-	if (t && trace_set_info(t, wl->path, wl_kernel_name(kernel),
-				wl_detector_name(wl->detector), true) != 0) {
+	trace_kernel_name(kernel, policy, kernel_name, sizeof(kernel_name));
+	if (t && trace_set_info(t, wl->path, kernel_name, wl_detector_name(wl->detector),
+				true) != 0) {
 		trace_free(t);
 		t = NULL;
 	}
@@ -806,7 +825,7 @@ static int alloc_run(struct run *r, const struct workload *wl)
 	r->event_rng = calloc(ne, sizeof(*r->event_rng));
 	r->stream = calloc(nw, sizeof(*r->stream));
 	r->timed_done = calloc(nr, sizeof(*r->timed_done));
-	r->trace = new_trace(wl, r->kernel);
+	r->trace = new_trace(wl, r->kernel, r->policy);
 	if (!r->mm_of || !r->exited || !r->writer_rng || !r->event_rng || !r->stream ||
 	    !r->timed_done || !r->trace)
 		return -1;
@@ -845,6 +864,9 @@ int sim_run_workload(const struct workload *wl, const struct sim_run_options *op
 	cfg.detector = wl->detector;
 	cfg.thp_dirty = (enum sim_thp_dirty)wl->thp_dirty;
 	cfg.checksum = wl->checksum;
+	cfg.smart_scan_policy = r.policy = opt && opt->override_smart_scan_policy
+						   ? opt->smart_scan_policy
+						   : wl->smart_scan_policy;
 	cfg.nr_nodes = opt && opt->nr_nodes ? opt->nr_nodes : nodes_needed(wl);
 	if (opt && opt->costs)
 		cfg.costs = *opt->costs;

@@ -45,6 +45,10 @@ struct sim_run_options {
 	   follows the kernel that actually ran) */
 	bool override_kernel;
 	enum wl_kernel kernel;
+	/* likewise, follow @smart_scan_policy instead of the workload's (compare
+	   follows the policy the kernel that ran was built with) */
+	bool override_smart_scan_policy;
+	enum wl_smart_scan_policy smart_scan_policy;
 	/* called after every full scan, and every progress_steps units of work
 	   when that is not 0 (may be NULL) */
 	void (*progress)(void *arg, const struct sim_progress *p, const struct sim *s);

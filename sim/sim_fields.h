@@ -22,7 +22,8 @@
  *   AGE       smart_scan ages from SIM_AGE_FOLD up as one: should_skip()
  *             (sim_scan.c) gives them all the same future;
  *   SEQNR     an unstable item's scan number relative to the cursor's full
- *             scans, which are OBSERVED;
+ *             scans, which are OBSERVED (but their residue modulo the
+ *             smart-scan rule's period, smart_scan_phase, is STATE);
  *   ADVISOR   left out while advisor_mode is none (nothing reads it then).
  * A record's field is walked only where its condition ("when", an expression
  * over the record r, its id and the machine s) holds: an rmap_item's links
@@ -38,7 +39,8 @@
 
 #include "sim_internal.h"
 
-/* Ages from here on behave alike in should_skip() (sim_scan.c: skip_age). */
+/* Ages from here on behave alike in should_skip() (sim_scan.c: skip_age and
+ * skip_period, both longest from age 9). */
 #define SIM_AGE_FOLD 9u
 
 /*
@@ -59,6 +61,7 @@ static inline uint64_t sim_frame_content_id(const struct sim *s, const struct si
 	F(detector, s->cfg.detector, 1, STATE, KEEP)                                    \
 	F(thp_dirty, s->cfg.thp_dirty, 1, STATE, KEEP)                                  \
 	F(checksum_kind, s->cfg.checksum, 1, STATE, KEEP)                               \
+	F(smart_scan_policy, s->cfg.smart_scan_policy, 1, STATE, KEEP)                  \
 	F(nr_nodes, s->cfg.nr_nodes, 1, STATE, KEEP)                                    \
 	F(mutant, s->cfg.mutant, 1, STATE, KEEP)                                        \
 	F(knob, s->knobs.value[i], WL_KNOB_COUNT, STATE, KEEP)                          \
@@ -76,6 +79,7 @@ static inline uint64_t sim_frame_content_id(const struct sim *s, const struct si
 	F(scan_address, s->scan.address, 1, STATE, KEEP)                                \
 	F(scan_rmap_from, s->scan.rmap_from, 1, STATE, KEEP)                            \
 	F(full_scans, s->scan.seqnr, 1, OBSERVED, KEEP)                                 \
+	F(smart_scan_phase, sim_smart_scan_phase(s), 1, STATE, KEEP)                    \
 	F(advisor_start_scan_ns, s->advisor.start_scan_ns, 1, STATE, ADVISOR)           \
 	F(advisor_scan_time, s->advisor.scan_time, 1, STATE, ADVISOR)                   \
 	F(advisor_change, s->advisor.change, 1, STATE, ADVISOR)                         \

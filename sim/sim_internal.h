@@ -381,6 +381,31 @@ void sim_ksm_page_freed(struct sim *s, uint32_t frame);
 /* run = 2 and knob stores: free every stable node whose page is unmapped. */
 int sim_remove_all_stable_nodes(struct sim *s);
 
+/*
+ * sim_scan.c: one smart-scan policy (WL_SMART_SCAN_POLICIES, wl_policy.h),
+ * the rule should_skip_rmap_item applies to the rmap_item at page slot
+ * @slot, not KSM and already considered @age >= 3 times (its age before
+ * this scan's increment): true to visit it in this scan, false to skip it.
+ * It reads the machine's completed full scans (s->scan.seqnr, the kernel's
+ * ksm_scan.seqnr) and the item's oldchecksum (s->page[slot].checksum), and
+ * may keep a countdown in s->page[slot].skips. What else it reads, the
+ * state and the checksum follow:
+ */
+struct sim_smart_scan_rule {
+	bool (*visit)(struct sim *s, uint32_t slot, uint8_t age);
+	/* 1 when the rule never reads seqnr; else the period seqnr is read
+	 * modulo (a power of two), so that seqnr's residue is state */
+	unsigned scan_phases;
+	/* reads oldchecksum's value, not only its equality: the machine then
+	 * computes the kernel's checksum, xxh64 (sim_new) */
+	bool reads_checksum;
+};
+
+const struct sim_smart_scan_rule *sim_smart_scan_rule_of(enum wl_smart_scan_policy policy);
+
+/* seqnr's residue modulo the machine's rule's scan_phases (0 for upstream). */
+uint64_t sim_smart_scan_phase(const struct sim *s);
+
 /* sim_scan.c */
 void sim_free_rmap_item(struct sim *s, uint32_t mm, uint32_t slot);
 void sim_slot_enter(struct sim *s, uint32_t mm);

@@ -43,7 +43,10 @@
 	X(DIRTY_NO_CLEAR, "dirty-no-clear",                                              \
 	  "the dirty-bit detector tests the PTE dirty bit but forgets to clear it")     \
 	X(DIRTY_UNTRACKED, "dirty-untracked",                                            \
-	  "the hybrid detector trusts the dirty bit on memory without dirty tracking")
+	  "the hybrid detector trusts the dirty bit on memory without dirty tracking")  \
+	X(PHASE_BY_ADDRESS, "phase-by-address",                                          \
+	  "phased smart scan offsets seqnr by the page's address, not its checksum, "  \
+	  "so equal pages at different addresses are visited in different scans")
 
 #define SIM_MUTANT_ENUM_(name, cli, what) SIM_MUTANT_##name,
 enum sim_mutant {

@@ -155,6 +155,16 @@ static void get_rmap_item(struct sim *s, uint32_t mm, uint32_t ai, uint64_t vpn)
 
 /* --- smart scan ------------------------------------------------------------- */
 
+/*
+ * should_skip_rmap_item ages every item that is not KSM by one at each scan
+ * that considers it, visits ages 0 to 2, and from age 3 on asks the
+ * machine's policy (WL_SMART_SCAN_POLICIES, wl_policy.h) whether this scan
+ * visits it: one rule per policy in the table below, so a policy is a rule
+ * and a line, and nothing else here names one. A skip is the kernel's
+ * whatever the rule: pages_skipped, out of the tree, no budget used.
+ */
+
+/* upstream's skip_age(): how many scans the countdown skips after a visit. */
 static unsigned skip_age(uint8_t age)
 {
 	if (age <= 3)
@@ -166,7 +176,89 @@ static unsigned skip_age(uint8_t age)
 	return 8;
 }
 
-/* should_skip_rmap_item: age non-KSM pages, skip those that never merge. */
+/* The countdown: visit when no skips remain, then skip skip_age(age) scans. */
+static bool visit_upstream(struct sim *s, uint32_t slot, uint8_t age)
+{
+	struct sim_page *r = &s->page[slot];
+
+	if (r->skips) {
+		r->skips--;
+		return false;
+	}
+	r->skips = (uint8_t)skip_age(age);
+	return true;
+}
+
+/*
+ * The patch's skip_period(): one scan in every period is a visit. Powers of
+ * two, so that the scans of a longer period are among those of a shorter
+ * one; the longest is SMART_SCAN_PHASES.
+ */
+#define SMART_SCAN_PHASES 8u
+
+static uint64_t skip_period(uint8_t age)
+{
+	if (age <= 5)
+		return 2;
+	if (age <= 8)
+		return 4;
+	return SMART_SCAN_PHASES;
+}
+
+/* Every page of a period in the same scans: seqnr a multiple of it. */
+static bool visit_aligned(struct sim *s, uint32_t slot, uint8_t age)
+{
+	(void)slot;
+	return (s->scan.seqnr & (skip_period(age) - 1)) == 0;
+}
+
+/* The page's virtual page number, which the phase-by-address mutant reads. */
+static uint64_t page_vpn(const struct sim *s, uint32_t slot)
+{
+	const struct sim_area *a = &s->area[sim_area_of_slot(s, slot)];
+
+	return a->start + (slot - a->slot);
+}
+
+/*
+ * The patch: (ksm_scan.seqnr + rmap_item->oldchecksum) & (period - 1) == 0,
+ * an unsigned long plus an unsigned int, which wraps as this sum does (only
+ * its low three bits are read). Equal pages have equal oldchecksums, so they
+ * share their visits; different ones spread over the scans.
+ */
+static bool visit_phased(struct sim *s, uint32_t slot, uint8_t age)
+{
+	uint64_t offset = s->page[slot].checksum;
+
+	if (s->cfg.mutant == SIM_MUTANT_PHASE_BY_ADDRESS) /* mutant: phase from the address */
+		offset = page_vpn(s, slot);
+	return ((s->scan.seqnr + offset) & (skip_period(age) - 1)) == 0;
+}
+
+static const struct sim_smart_scan_rule smart_scan_upstream = { visit_upstream, 1, false };
+static const struct sim_smart_scan_rule smart_scan_aligned = { visit_aligned, SMART_SCAN_PHASES,
+							       false };
+static const struct sim_smart_scan_rule smart_scan_phased = { visit_phased, SMART_SCAN_PHASES,
+							      true };
+
+#define SMART_SCAN_RULE_(e, name, doc) [WL_SMART_SCAN_##e] = &smart_scan_##name,
+static const struct sim_smart_scan_rule *const smart_scan_rules[WL_SMART_SCAN_COUNT] = {
+	WL_SMART_SCAN_POLICIES(SMART_SCAN_RULE_)
+};
+#undef SMART_SCAN_RULE_
+
+const struct sim_smart_scan_rule *sim_smart_scan_rule_of(enum wl_smart_scan_policy policy)
+{
+	assert((unsigned)policy < WL_SMART_SCAN_COUNT);
+	return smart_scan_rules[policy];
+}
+
+uint64_t sim_smart_scan_phase(const struct sim *s)
+{
+	return s->scan.seqnr % sim_smart_scan_rule_of(s->cfg.smart_scan_policy)->scan_phases;
+}
+
+/* should_skip_rmap_item: age non-KSM pages, skip those the policy passes over. */
 static bool should_skip(struct sim *s, uint32_t slot)
 {
 	struct sim_page *r = &s->page[slot];
@@ -181,13 +273,10 @@ static bool should_skip(struct sim *s, uint32_t slot)
 		r->age++;
 	if (age < 3)
 		return false;
-	if (!r->skips) {
-		r->skips = (uint8_t)skip_age(age);
+	if (sim_smart_scan_rule_of(s->cfg.smart_scan_policy)->visit(s, slot, age))
 		return false;
-	}
 	s->count.pages_skipped++;
 	s->work.skips++;
-	r->skips--;
 	sim_remove_rmap_item_from_tree(s, slot);
 	sim_charge(s, s->cfg.costs.skip_ns);
 	return true;

@@ -119,6 +119,10 @@ static int check_config(const struct sim_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "unknown checksum");
 		return -1;
 	}
+	if ((unsigned)cfg->smart_scan_policy >= WL_SMART_SCAN_COUNT) {
+		snprintf(err, errlen, "unknown smart_scan_policy");
+		return -1;
+	}
 	if ((unsigned)cfg->thp_dirty >= WL_THP_DIRTY_COUNT) {
 		snprintf(err, errlen, "unknown thp_dirty policy");
 		return -1;
@@ -140,6 +144,9 @@ struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen)
 	if (!s)
 		goto oom;
 	s->cfg = *cfg;
+	/* a rule that reads a checksum's value needs the kernel's value */
+	if (sim_smart_scan_rule_of(cfg->smart_scan_policy)->reads_checksum)
+		s->cfg.checksum = WL_CHECKSUM_XXH64;
 	s->item_bytes = sim_detector_of(cfg->detector)->item_bytes;
 	for (int k = 0; k < WL_KNOB_COUNT; k++)
 		s->knobs.value[k] = wl_knob_info(k)->def;
@@ -156,7 +163,7 @@ struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen)
 	    grow((void **)&s->snode, &s->snodes_cap, 1, sizeof(*s->snode)) != 0)
 		goto oom;
 	s->nslots = s->nframes = s->nsnodes = 1;
-	s->zero_checksum = sim_content_checksum_as(&s->content, 0, cfg->checksum);
+	s->zero_checksum = sim_content_checksum_as(&s->content, 0, s->cfg.checksum);
 	return s;
 oom:
 	sim_free(s);

@@ -26,7 +26,11 @@
  *             node holds and the pages merged into them, simulator and guest;
  *   predict   the simulator's scan speed against the kernel's on every
  *             validation workload (the shipped ones; calibration uses its
- *             own, calib/calib.c).
+ *             own, calib/calib.c);
+ *   smart-scan
+ *             every smart_scan_policy, and smart scan off, on the
+ *             validation workloads and smart-scan-mixed: ksmd CPU per full
+ *             scan, and in the explanation visits, skips and merges.
  *
  * Scan speed is compare's (cmp_scan_speed): pages scanned from the end of
  * the first full scan to the end of the last, per second.
@@ -1059,28 +1063,33 @@ static int numa_node_run(const struct sweep_def *d, size_t point, const struct s
 
 /* --- predict: the simulator's scan speed on the validation workloads ---------------- */
 
-static const char *const predict_names[] = {
-	"chains-straggler", "chains", "cow-remerge", "exit-middle", "fork-cow", "fork",
-	"selftests/ksm_tests-C-t0", "selftests/ksm_tests-M-t1", "selftests/ksm_tests-P-t0",
-	"selftests/ksm_tests-M-t0", "selftests/ksm_tests-U-t0", "selftests/ksm_tests-Z-z0-t0",
-	"selftests/ksm_tests-Z-z1-t0",
-	"munmap-middle", "registration-order", "run2-restart", "smart-scan-unique",
-	"thp-merge", "unmerge-part-of-chain", "volatile-half", "zero-pages-cow",
+/* The validation workloads (the shipped deterministic ones), by path under workloads/. */
+#define SWEEP_VALIDATION_WORKLOADS(X)                                                        \
+	X("chains-straggler") X("chains") X("cow-remerge") X("exit-middle") X("fork-cow")      \
+	X("fork") X("selftests/ksm_tests-C-t0") X("selftests/ksm_tests-M-t1")                 \
+	X("selftests/ksm_tests-P-t0") X("selftests/ksm_tests-M-t0")                           \
+	X("selftests/ksm_tests-U-t0") X("selftests/ksm_tests-Z-z0-t0")                        \
+	X("selftests/ksm_tests-Z-z1-t0") X("munmap-middle") X("registration-order")           \
+	X("run2-restart") X("smart-scan-unique") X("thp-merge") X("unmerge-part-of-chain")    \
+	X("volatile-half") X("zero-pages-cow")
+
+#define SWEEP_WORKLOAD_NAME_(name) name,
+static const char *const predict_names[] = { SWEEP_VALIDATION_WORKLOADS(SWEEP_WORKLOAD_NAME_) };
+
+/* x of the sweeps whose points are workloads: their index */
+static const double workload_x[SWEEP_MAX_POINTS] = {
+	0,  1,	2,  3,	4,  5,	6,  7,	8,  9,	10, 11, 12, 13, 14, 15,
+	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
 };
 
-static const double predict_x[] = { 0,	1,  2,	3,  4,	5,  6,	7,  8,	9,  10,
-				    11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
-
-static int predict_text(const struct sweep_def *d, size_t point, size_t series,
-			const struct sweep_env *env, struct sweep_text *t, char *name,
-			size_t namelen, char *err, size_t errlen)
+/* workloads/NAME.wl (or under env->workloads_dir) as it is, into @t; its path in @name. */
+static int read_workload(const struct sweep_env *env, const char *workload, struct sweep_text *t,
+			 char *name, size_t namelen, char *err, size_t errlen)
 {
 	FILE *f;
 
-	(void)d;
-	(void)series;
 	snprintf(name, namelen, "%s/%s.wl", env->workloads_dir ? env->workloads_dir : "workloads",
-		 predict_names[point]);
+		 workload);
 	f = fopen(name, "r");
 	if (!f)
 		return sweep_fail(err, errlen, "%s: %s", name, strerror(errno));
@@ -1091,12 +1100,293 @@ static int predict_text(const struct sweep_def *d, size_t point, size_t series,
 	return 0;
 }
 
+static int predict_text(const struct sweep_def *d, size_t point, size_t series,
+			const struct sweep_env *env, struct sweep_text *t, char *name,
+			size_t namelen, char *err, size_t errlen)
+{
+	(void)d;
+	(void)series;
+	return read_workload(env, predict_names[point], t, name, namelen, err, errlen);
+}
+
 static void predict_explain(const struct sweep_def *d, const struct sweep_env *env, FILE *out)
 {
 	(void)d;
 	(void)env;
 	fprintf(out, "The prediction holds where every ratio sim / kernel is within 0.8 to 1.2 "
 		     "(scan speed\nin wall-clock MiB/s, as ksm_tests -P and Nai Xia count it).\n");
+}
+
+/* --- smart-scan: what each smart_scan_policy costs and merges ----------------------- */
+
+/*
+ * Every policy of WL_SMART_SCAN_POLICIES (wl_policy.h), then smart scan off,
+ * on the validation workloads and on workloads/smart-scan-mixed.wl (mostly
+ * unique pages, pairs becoming equal at different times, 64 scans). Each
+ * runs as shipped but for smart_scan and smart_scan_policy in [global].
+ */
+static const char *const smart_scan_names[] = {
+	SWEEP_VALIDATION_WORKLOADS(SWEEP_WORKLOAD_NAME_) "smart-scan-mixed",
+};
+
+#define SMART_SCAN_OFF WL_SMART_SCAN_COUNT /* the series after the policies' */
+
+#define SWEEP_SMART_SCAN_SERIES_(e, name, doc) { "sim " #name, SWEEP_SIM },
+static const struct sweep_series smart_scan_series[] = {
+	WL_SMART_SCAN_POLICIES(SWEEP_SMART_SCAN_SERIES_){ "sim smart_scan off", SWEEP_SIM },
+};
+
+/* each policy and smart scan off over upstream (upstream's own is left out) */
+#define SWEEP_SMART_SCAN_RATIO_(e, name, doc) { WL_SMART_SCAN_##e, WL_SMART_SCAN_UPSTREAM },
+static const struct sweep_ratio smart_scan_ratio_all[] = {
+	WL_SMART_SCAN_POLICIES(SWEEP_SMART_SCAN_RATIO_){ SMART_SCAN_OFF, WL_SMART_SCAN_UPSTREAM },
+};
+
+_Static_assert(WL_SMART_SCAN_UPSTREAM == 0, "upstream, the kernel's, comes first in the list");
+_Static_assert(WL_SMART_SCAN_COUNT + 1 <= SWEEP_MAX_SERIES, "the policies fit a sweep's series");
+_Static_assert(WL_SMART_SCAN_COUNT <= SWEEP_MAX_RATIOS, "the policies fit a sweep's ratios");
+
+/* The key of an INI line "  key = value", or NULL with @len 0. */
+static const char *line_key(const char *line, size_t *len)
+{
+	const char *k = line + strspn(line, " \t");
+
+	*len = strspn(k, "abcdefghijklmnopqrstuvwxyz0123456789_");
+	return *len && k[*len + strspn(k + *len, " \t")] == '=' ? k : NULL;
+}
+
+static bool is_key(const char *key, size_t len, const char *want)
+{
+	return key && len == strlen(want) && memcmp(key, want, len) == 0;
+}
+
+/*
+ * @in with [global]'s smart_scan and smart_scan_policy lines replaced by
+ * @keys, written at the end of [global] (so that the lines before keep
+ * their numbers in messages).
+ */
+static void replace_smart_scan_keys(const struct sweep_text *in, const char *keys,
+				    struct sweep_text *out)
+{
+	bool in_global = false, done = false;
+
+	for (const char *line = in->buf; *line;) {
+		size_t n = strcspn(line, "\n"), klen;
+		const char *at = line + strspn(line, " \t"), *key = line_key(line, &klen);
+
+		if (*at == '[') {
+			if (in_global && !done)
+				add(out, "%s\n", keys), done = true;
+			in_global = strncmp(at, "[global]", 8) == 0;
+		}
+		if (!(in_global && (is_key(key, klen, "smart_scan") ||
+				    is_key(key, klen, "smart_scan_policy"))))
+			add(out, "%.*s%s", (int)n, line, line[n] ? "\n" : "");
+		line += n + (line[n] ? 1 : 0);
+	}
+	if (in_global && !done)
+		add(out, "\n%s", keys);
+	if (in->overflow)
+		out->overflow = true;
+}
+
+static int smart_scan_text(const struct sweep_def *d, size_t point, size_t series,
+			   const struct sweep_env *env, struct sweep_text *t, char *name,
+			   size_t namelen, char *err, size_t errlen)
+{
+	struct sweep_text *file = malloc(sizeof(*file));
+	char keys[128];
+
+	(void)d;
+	if (!file)
+		return sweep_fail(err, errlen, "out of memory");
+	file->len = 0;
+	if (read_workload(env, smart_scan_names[point], file, name, namelen, err, errlen) != 0) {
+		free(file);
+		return -1;
+	}
+	if (series == SMART_SCAN_OFF)
+		snprintf(keys, sizeof(keys), "smart_scan = 0   # ksmkit sweep smart-scan\n");
+	else
+		snprintf(keys, sizeof(keys), "smart_scan = 1   # ksmkit sweep smart-scan\n"
+			 "smart_scan_policy = %s\n",
+			 wl_smart_scan_policy_name((enum wl_smart_scan_policy)series));
+	replace_smart_scan_keys(file, keys, t);
+	free(file);
+	return 0;
+}
+
+/*
+ * Scans from which a page created in the first has reached the longest
+ * period under every policy (age 9): where a policy's bursts show.
+ */
+#define SMART_SCAN_STEADY 10
+
+/* What one run did, per full scan, from its trace's scan rows. */
+struct smart_scan_cost {
+	uint64_t scans;
+	double visited, skipped; /* pages_scanned and pages_skipped, per full scan */
+	int64_t peak_visited;    /* the most pages one full scan from SMART_SCAN_STEADY on
+				  * processed, or -1 for a shorter run */
+	double cpu_us;           /* ksmd CPU per full scan */
+	int64_t peak_sharing;    /* the most pages_sharing reached */
+	uint64_t sharing_scan;   /* the first scan reaching @target's pages_sharing, 0: never */
+};
+
+static void smart_scan_cost_of(const struct trace *t, int64_t target, struct smart_scan_cost *c)
+{
+	const struct trace_row *last = NULL;
+	int64_t scanned = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->peak_visited = -1;
+	for (size_t r = 0; r < t->nrows; r++) {
+		const struct trace_row *row = &t->row[r];
+		int64_t sharing = row->counter[TRACE_PAGES_SHARING];
+
+		if (row->kind != TRACE_ROW_SCAN)
+			continue;
+		if (row->scan >= SMART_SCAN_STEADY &&
+		    row->counter[TRACE_PAGES_SCANNED] - scanned > c->peak_visited)
+			c->peak_visited = row->counter[TRACE_PAGES_SCANNED] - scanned;
+		scanned = row->counter[TRACE_PAGES_SCANNED];
+		if (sharing > c->peak_sharing)
+			c->peak_sharing = sharing;
+		if (!c->sharing_scan && target > 0 && sharing >= target)
+			c->sharing_scan = row->scan;
+		last = row;
+	}
+	if (!last || !last->scan)
+		return;
+	c->scans = last->scan;
+	c->visited = (double)last->counter[TRACE_PAGES_SCANNED] / (double)c->scans;
+	c->skipped = (double)last->counter[TRACE_PAGES_SKIPPED] / (double)c->scans;
+	c->cpu_us = (double)last->ksmd_cpu_ns / 1e3 / (double)c->scans;
+}
+
+/* The run of @series at @point, measured against @target pages_sharing. */
+static int smart_scan_measure(const struct sweep_def *d, size_t point, size_t series,
+			      const struct sweep_env *env, int64_t target,
+			      struct smart_scan_cost *c, char *err, size_t errlen)
+{
+	struct workload *wl = NULL;
+	struct trace *t = NULL;
+	int rc;
+
+	if (load(d, point, series, env, &wl, err, errlen) != 0)
+		return -1;
+	rc = sim_trace(wl, env, &t, NULL, err, errlen);
+	if (rc == 0)
+		smart_scan_cost_of(t, target, c);
+	trace_free(t);
+	wl_free(wl);
+	return rc;
+}
+
+/* y: ksmd CPU per full scan, µs. */
+static int smart_scan_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+			  const bool *want, double *y, char *err, size_t errlen)
+{
+	for (size_t s = 0; s < d->nseries; s++) {
+		struct smart_scan_cost c;
+
+		if (!want[s])
+			continue;
+		if (smart_scan_measure(d, point, s, env, 0, &c, err, errlen) != 0)
+			return -1;
+		y[s] = c.scans ? c.cpu_us : NAN;
+	}
+	return 0;
+}
+
+/* "never", or the scan, in @buf. */
+static const char *scan_or_never(uint64_t scan, char *buf, size_t len)
+{
+	if (scan)
+		snprintf(buf, len, "%llu", (unsigned long long)scan);
+	else
+		snprintf(buf, len, "never");
+	return buf;
+}
+
+/* The share of upstream's saving against off that @c keeps, in @buf ("-": none to keep). */
+static const char *saving_kept(const struct smart_scan_cost *c, const struct smart_scan_cost *up,
+			       const struct smart_scan_cost *off, char *buf, size_t len)
+{
+	double saved = off->visited - up->visited;
+
+	if (saved < 0.5)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.0f%%", 100 * (off->visited - c->visited) / saved);
+	return buf;
+}
+
+/* The peak, or "-" for a run too short to have one, in @buf. */
+static const char *peak_or_dash(int64_t peak, char *buf, size_t len)
+{
+	if (peak < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%lld", (long long)peak);
+	return buf;
+}
+
+/* One workload's rows of the table: every series, off first as the reference. */
+static void smart_scan_rows(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+			    struct smart_scan_cost *sum, FILE *out)
+{
+	struct smart_scan_cost c[SWEEP_MAX_SERIES];
+	char merged[24], kept[16], peak[24];
+
+	if (smart_scan_measure(d, point, SMART_SCAN_OFF, env, 0, &c[SMART_SCAN_OFF], NULL, 0) != 0)
+		return;
+	for (size_t s = 0; s < d->nseries; s++) {
+		if (smart_scan_measure(d, point, s, env, c[SMART_SCAN_OFF].peak_sharing, &c[s],
+				       NULL, 0) != 0)
+			return;
+		sum[s].visited += c[s].visited;
+		sum[s].skipped += c[s].skipped;
+		sum[s].cpu_us += c[s].cpu_us;
+	}
+	for (size_t s = 0; s < d->nseries; s++)
+		fprintf(out, "  %-26s %-14s %9.1f %9.1f %7s %9.1f %7lld %6s %6s\n",
+			s ? "" : smart_scan_names[point], d->series[s].name + 4, c[s].visited,
+			c[s].skipped, peak_or_dash(c[s].peak_visited, peak, sizeof(peak)),
+			c[s].cpu_us,
+			(long long)c[s].peak_sharing,
+			scan_or_never(c[s].sharing_scan, merged, sizeof(merged)),
+			s == SMART_SCAN_OFF ? ""
+					    : saving_kept(&c[s], &c[WL_SMART_SCAN_UPSTREAM],
+							  &c[SMART_SCAN_OFF], kept, sizeof(kept)));
+}
+
+static void smart_scan_explain(const struct sweep_def *d, const struct sweep_env *env, FILE *out)
+{
+	struct smart_scan_cost sum[SWEEP_MAX_SERIES] = { { 0 } };
+	char kept[16];
+
+	fprintf(out, "Per full scan (means over the run): pages visited (pages_scanned) and "
+		     "skipped; the\nmost one scan visited from scan %d on (peak); ksmd CPU "
+		     "(the cost model); the most\npages_sharing reached, the scan that first "
+		     "reached smart_scan off's most (never:\nit did not), and the share of "
+		     "upstream's saving in visits (off - upstream) that\nthe policy keeps:\n",
+		SMART_SCAN_STEADY);
+	fprintf(out, "  %-26s %-14s %9s %9s %7s %9s %7s %6s %6s\n", "workload", "policy",
+		"visited", "skipped", "peak", "cpu_us", "sharing", "by", "kept");
+	for (size_t p = 0; p < d->npoints; p++)
+		smart_scan_rows(d, p, env, sum, out);
+	fprintf(out, "  %-26s\n", "all workloads, summed:");
+	for (size_t s = 0; s < d->nseries; s++)
+		fprintf(out, "  %-26s %-14s %9.1f %9.1f %7s %9.1f %7s %6s %6s\n", "",
+			d->series[s].name + 4, sum[s].visited, sum[s].skipped, "", sum[s].cpu_us,
+			"", "",
+			s == SMART_SCAN_OFF ? ""
+					    : saving_kept(&sum[s], &sum[WL_SMART_SCAN_UPSTREAM],
+							  &sum[SMART_SCAN_OFF], kept, sizeof(kept)));
+	fprintf(out, "Smart scan does nothing before a page's fourth scan, so the short "
+		     "validation workloads\nbarely tell the policies apart; smart-scan-mixed "
+		     "runs 64 scans, long enough for\nevery page to reach the longest period.\n");
 }
 
 /* --- the list ---------------------------------------------------------------------- */
@@ -1106,9 +1396,16 @@ static void predict_explain(const struct sweep_def *d, const struct sweep_env *e
 static const struct sweep_def sweeps[] = {
 	{ "predict", "the simulator's scan speed vs the kernel's on the validation workloads",
 	  "Predicted vs measured scan speed on the validation workloads", "workload",
-	  "MiB scanned per second (wall clock)", false, true, predict_x, N(predict_x),
+	  "MiB scanned per second (wall clock)", false, true, workload_x, N(predict_names),
 	  predict_names, kernel_sim_series, N(kernel_sim_series), sim_over_kernel,
 	  N(sim_over_kernel), predict_text, wall_speed_run, predict_explain, false },
+	{ "smart-scan", "each smart_scan_policy's ksmd CPU, visits and merges on the workloads",
+	  "ksmd CPU per full scan under each smart_scan_policy (validation workloads, "
+	  "smart-scan-mixed)",
+	  "workload", "ksmd CPU per full scan, us (the cost model)", false, true, workload_x,
+	  N(smart_scan_names), smart_scan_names, smart_scan_series, N(smart_scan_series),
+	  smart_scan_ratio_all + 1, N(smart_scan_ratio_all) - 1, smart_scan_text,
+	  smart_scan_run, smart_scan_explain, true },
 	{ "volatile", "ksmd scan speed vs the fraction of pages rewritten between scans",
 	  "KSM scan speed vs volatile fraction (256 MiB, half without dirty bits)",
 	  "fraction of pages rewritten before every scan", "MiB scanned per ksmd CPU second",
@@ -1159,8 +1456,8 @@ static const struct sweep_def sweeps[] = {
 };
 
 _Static_assert(N(nai_xia_names) == N(nai_xia_x), "a name per nai-xia point");
-_Static_assert(N(predict_names) == N(predict_x), "a name per predict point");
-_Static_assert(N(predict_x) <= SWEEP_MAX_POINTS, "predict fits");
+_Static_assert(N(predict_names) <= SWEEP_MAX_POINTS, "predict fits");
+_Static_assert(N(smart_scan_names) <= SWEEP_MAX_POINTS, "smart-scan fits");
 
 size_t sweep_count(void)
 {

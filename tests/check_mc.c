@@ -2,8 +2,9 @@
  * check_mc.c - the model checker (mc/) and the simulator's fast paths it
  * relies on (sim_mc.h): configurations parse strictly with FILE:LINE errors;
  * copies, snapshots and fingerprints keep sim_equal()'s meaning; the shipped
- * configurations pass on the simulator as written, exhaustively; every seeded
- * bug (sim_mutant.h) is caught, each by the invariant named here; depth-first
+ * configurations pass on the simulator as written, exhaustively, and under the
+ * smart-scan fix, which also passes what upstream's smart scan fails; every
+ * seeded bug (sim_mutant.h) is caught, each by the invariant named here; depth-first
  * search and state limits report themselves as not exhaustive; and a
  * counterexample written as a workload file parses and replays on the
  * simulator's workload driver with the very counters the checker saw.
@@ -17,15 +18,29 @@
 #include "mc_internal.h"
 #include "sim_driver.h"
 
-static struct mc_config *load(const char *name)
+/* A shipped configuration, with @nset settings in place of its keys (--set). */
+static struct mc_config *load_with(const char *name, const struct mc_setting *set, size_t nset)
 {
 	char path[512];
 	struct mc_config *cfg;
 	struct mc_error err;
 
 	snprintf(path, sizeof(path), "%s/mc/configs/%s", SRCDIR, name);
-	ck_assert_msg(mc_config_parse_file(path, &cfg, &err) == 0, "%s", err.text);
+	ck_assert_msg(mc_config_parse_file_with(path, set, nset, &cfg, &err) == 0, "%s", err.text);
 	return cfg;
+}
+
+static struct mc_config *load(const char *name)
+{
+	return load_with(name, NULL, 0);
+}
+
+/* A shipped configuration under smart-scan @policy ("phased"). */
+static struct mc_config *load_policy(const char *name, const char *policy)
+{
+	const struct mc_setting set = { "smart_scan_policy", policy };
+
+	return load_with(name, &set, 1);
 }
 
 static struct mc_result run(const struct mc_config *cfg, const struct mc_options *opt)
@@ -67,6 +82,8 @@ static const struct {
 	{ "[check]\nkernel = 5.0\n[region a]\ncontents = 1\n", "t.conf:2: [check] kernel = 5.0: expected 6.18, 6.12, 6.10 or 6.1" },
 	{ "[check]\ndetector = magic\n[region a]\ncontents = 1\n",
 	  "t.conf:2: [check] detector = magic: expected checksum, dirty, hybrid or partial" },
+	{ "[check]\nsmart_scan_policy = countdown\n[region a]\ncontents = 1\n",
+	  "t.conf:2: [check] smart_scan_policy = countdown: expected upstream, aligned or phased" },
 	{ "[check]\nmax_page_sharing = 1\n[region a]\ncontents = 1\n", "t.conf:2: [check] max_page_sharing = 1" },
 	{ "[check]\nadvisor_mode = scan-time\n[region a]\ncontents = 1\n", "time stands still" },
 	{ "[check]\ninvariants = data,bogus\n[region a]\ncontents = 1\n", "t.conf:2: [check] invariants = data,bogus: unknown invariant" },
@@ -98,6 +115,32 @@ START_TEST(t02_bad_configs_name_file_and_line)
 	ck_assert_ptr_null(cfg);
 	ck_assert_msg(strstr(err.text, bad_configs[_i].error), "got '%s', want '%s'", err.text,
 		      bad_configs[_i].error);
+}
+END_TEST
+
+/* --set: the setting replaces the file's line, and its errors name --set. */
+START_TEST(t18_a_setting_replaces_the_files_key)
+{
+	const char *text = "[check]\nliveness_scans = 9\nsmart_scan_policy = aligned\n"
+			   "[region a]\ncontents = 1\n";
+	const struct mc_setting set[] = { { "smart_scan_policy", "phased" },
+					  { "liveness_scans", "12" } };
+	const struct mc_setting bad = { "smart_scan_policy", "countdown" };
+	struct mc_config *cfg;
+	struct mc_error err;
+
+	ck_assert_int_eq(mc_config_parse_buffer_with(text, strlen(text), "t.conf", set, 2, &cfg,
+						     &err), 0);
+	ck_assert_int_eq(cfg->smart_scan_policy, WL_SMART_SCAN_PHASED);
+	ck_assert_uint_eq(cfg->liveness_scans, 12);
+	mc_config_free(cfg);
+	ck_assert_int_eq(mc_config_parse_buffer_with(text, strlen(text), "t.conf", &bad, 1, &cfg,
+						     &err), -1);
+	ck_assert_str_eq(err.text, "t.conf: --set smart_scan_policy = countdown: expected "
+				   "upstream, aligned or phased");
+	ck_assert_int_eq(mc_config_parse_buffer(text, strlen(text), "t.conf", &cfg, &err), 0);
+	ck_assert_int_eq(cfg->smart_scan_policy, WL_SMART_SCAN_ALIGNED);
+	mc_config_free(cfg);
 }
 END_TEST
 
@@ -324,42 +367,54 @@ static const char *const passing[] = {
 	"lifecycle.conf", "scan-steps.conf", "dirty.conf", "hybrid.conf",
 };
 
-START_TEST(t07_shipped_configs_hold)
+/* @cfg passes exhaustively (@what names it in messages); frees it. */
+static void assert_config_holds(struct mc_config *cfg, const char *what)
 {
-	struct mc_config *cfg = load(passing[_i]);
 	struct mc_result res = run(cfg, NULL);
 
-	ck_assert_msg(res.verdict == MC_PASS, "%s: %s: %s", passing[_i],
+	ck_assert_msg(res.verdict == MC_PASS, "%s: %s: %s", what,
 		      mc_invariant_name(res.invariant), res.message);
 	ck_assert(res.stats.exhaustive);
 	mc_result_free(&res);
 	mc_config_free(cfg);
+}
+
+/* As shipped, and under smart_scan_policy = phased (which they turn off:
+ * seqnr's residue, the policy's state, must break nothing). */
+START_TEST(t07_shipped_configs_hold)
+{
+	assert_config_holds(load(passing[_i]), passing[_i]);
+	assert_config_holds(load_policy(passing[_i], "phased"), passing[_i]);
 }
 END_TEST
 
 /* Every seeded bug, where it shows, and the invariant that must catch it. */
 static const struct {
 	const char *mutant, *config, *invariant;
+	const char *policy; /* smart_scan_policy in place of the file's, or NULL */
 } caught[] = {
-	{ "no-wrprotect", "numa.conf", "ksm-readonly" },
-	{ "checksum-as-memcmp", "numa.conf", "data" },
-	{ "no-unstable-reset", "mac-race.conf", "unstable-tree" },
-	{ "cow-keeps-stable-item", "numa.conf", "visit" },
-	{ "wrong-node-tree", "numa.conf", "numa" },
-	{ "dup-over-limit", "chains.conf", "max-sharing" },
-	{ "sharing-off-by-one", "fork.conf", "counters" },
-	{ "mac-race", "mac-race.conf", "numa" },
-	{ "insert-reversed", "zero-pages.conf", "stable-tree" },
-	{ "zero-page-uncounted", "zero-pages.conf", "counters" },
-	{ "cow-reuses-ksm", "numa.conf", "ksm-readonly" },
-	{ "no-keyhole", "scan-steps.conf", "liveness" },
-	{ "dirty-no-clear", "dirty.conf", "liveness" },
-	{ "dirty-untracked", "hybrid.conf", "volatility" },
+	{ "no-wrprotect", "numa.conf", "ksm-readonly", NULL },
+	{ "checksum-as-memcmp", "numa.conf", "data", NULL },
+	{ "no-unstable-reset", "mac-race.conf", "unstable-tree", NULL },
+	{ "cow-keeps-stable-item", "numa.conf", "visit", NULL },
+	{ "wrong-node-tree", "numa.conf", "numa", NULL },
+	{ "dup-over-limit", "chains.conf", "max-sharing", NULL },
+	{ "sharing-off-by-one", "fork.conf", "counters", NULL },
+	{ "mac-race", "mac-race.conf", "numa", NULL },
+	{ "insert-reversed", "zero-pages.conf", "stable-tree", NULL },
+	{ "zero-page-uncounted", "zero-pages.conf", "counters", NULL },
+	{ "cow-reuses-ksm", "numa.conf", "ksm-readonly", NULL },
+	{ "no-keyhole", "scan-steps.conf", "liveness", NULL },
+	{ "dirty-no-clear", "dirty.conf", "liveness", NULL },
+	{ "dirty-untracked", "hybrid.conf", "volatility", NULL },
+	{ "phase-by-address", "smart-scan.conf", "liveness", "phased" },
 };
 
 START_TEST(t08_every_mutant_is_caught_by_its_invariant)
 {
-	struct mc_config *cfg = load(caught[_i].config);
+	struct mc_config *cfg = caught[_i].policy
+		? load_policy(caught[_i].config, caught[_i].policy)
+		: load(caught[_i].config);
 	struct mc_options opt = { 0 };
 	struct mc_result res;
 	int m = mc_mutant_lookup(caught[_i].mutant);
@@ -392,6 +447,100 @@ START_TEST(t09_the_mutant_table_is_complete)
 	}
 	ck_assert_int_eq(mc_mutant_lookup("none"), 0);
 	ck_assert_int_eq(mc_mutant_lookup("bogus"), -1);
+}
+END_TEST
+
+/* --- the smart-scan fix (issue 17): proven where upstream fails ---------------------- */
+
+/* @res passed every invariant of @cfg, liveness among them, exhaustively. */
+static void assert_holds(const char *what, const struct mc_config *cfg, struct mc_result *res)
+{
+	ck_assert_msg(res->verdict == MC_PASS, "%s: %s: %s", what,
+		      mc_invariant_name(res->invariant), res->message);
+	ck_assert_msg(res->stats.exhaustive, "%s: not exhaustive", what);
+	ck_assert(mc_config_checks(cfg, MC_INV_LIVENESS));
+	mc_result_free(res);
+}
+
+static void assert_liveness_fails(const char *what, struct mc_result *res)
+{
+	ck_assert_msg(res->verdict == MC_VIOLATION, "%s: no violation", what);
+	ck_assert_str_eq(mc_invariant_name(res->invariant), "liveness");
+	ck_assert_ptr_nonnull(strstr(res->message, "not merged"));
+	mc_result_free(res);
+}
+
+static const char *const fixed_policies[] = { "phased", "aligned" };
+
+/* smart-scan.conf, the finding: the two policies merge where upstream never does. */
+START_TEST(t19_the_fixed_policies_pass_smart_scan_conf)
+{
+	struct mc_config *cfg = load_policy("smart-scan.conf", fixed_policies[_i]);
+	struct mc_result res = run(cfg, NULL);
+
+	assert_holds(fixed_policies[_i], cfg, &res);
+	mc_config_free(cfg);
+	cfg = load_policy("smart-scan.conf", "upstream");
+	res = run(cfg, NULL);
+	assert_liveness_fails("upstream", &res);
+	mc_config_free(cfg);
+}
+END_TEST
+
+/*
+ * smart-scan-stress.conf: five pages, three values, three writes. Upstream's
+ * shortest counterexample is 52 steps deep; a depth-first search under a
+ * bound of 20 finds one in a few hundred states.
+ */
+START_TEST(t20_the_fixed_policies_pass_the_stress_configuration)
+{
+	struct mc_config *cfg = load_policy("smart-scan-stress.conf", fixed_policies[_i]);
+	struct mc_options dfs = { .search = MC_SEARCH_DFS, .depth = 20 };
+	struct mc_result res = run(cfg, NULL);
+
+	assert_holds(fixed_policies[_i], cfg, &res);
+	mc_config_free(cfg);
+	cfg = load("smart-scan-stress.conf");
+	ck_assert_int_eq(cfg->smart_scan_policy, WL_SMART_SCAN_UPSTREAM);
+	res = run(cfg, &dfs);
+	assert_liveness_fails("upstream", &res);
+	mc_config_free(cfg);
+}
+END_TEST
+
+/*
+ * The shipped configurations turn smart_scan off: with it on (and ksmd given
+ * 24 full scans), upstream's countdown fails liveness on most of them, and
+ * phased passes every one. The quick ones here; docs/findings/smart-scan.md
+ * has the rest.
+ */
+static const struct {
+	const char *config;
+	bool upstream_fails;
+} smart_scan_on[] = {
+	{ "chains.conf", false }, { "mac-race.conf", false }, { "dirty.conf", true },
+	{ "hybrid.conf", true },  { "numa.conf", true },      { "zero-pages.conf", true },
+};
+
+START_TEST(t22_shipped_configs_with_smart_scan_on_hold_under_phased)
+{
+	const char *policy[] = { "phased", "upstream" };
+
+	for (int p = 0; p < 2; p++) {
+		const struct mc_setting set[] = { { "smart_scan", "1" },
+						  { "liveness_scans", "24" },
+						  { "smart_scan_policy", policy[p] } };
+		struct mc_config *cfg = load_with(smart_scan_on[_i].config, set, 3);
+		struct mc_result res = run(cfg, NULL);
+
+		if (p == 0)
+			assert_holds(smart_scan_on[_i].config, cfg, &res);
+		else if (smart_scan_on[_i].upstream_fails)
+			assert_liveness_fails(smart_scan_on[_i].config, &res);
+		else
+			assert_holds(smart_scan_on[_i].config, cfg, &res);
+		mc_config_free(cfg);
+	}
 }
 END_TEST
 
@@ -604,6 +753,7 @@ static Suite *mc_suite(void)
 	tcase_add_test(tc, t01_reference_config_parses);
 	tcase_add_loop_test(tc, t02_bad_configs_name_file_and_line, 0,
 			    sizeof(bad_configs) / sizeof(bad_configs[0]));
+	tcase_add_test(tc, t18_a_setting_replaces_the_files_key);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fast-paths");
 	tcase_add_test(tc, t03_clone_into_and_snapshots_evolve_identically);
@@ -620,6 +770,10 @@ static Suite *mc_suite(void)
 			    sizeof(caught) / sizeof(caught[0]));
 	tcase_add_test(tc, t09_the_mutant_table_is_complete);
 	tcase_add_test(tc, t10_bounded_dfs_and_state_limits_say_so);
+	tcase_add_loop_test(tc, t19_the_fixed_policies_pass_smart_scan_conf, 0, 2);
+	tcase_add_loop_test(tc, t20_the_fixed_policies_pass_the_stress_configuration, 0, 2);
+	tcase_add_loop_test(tc, t22_shipped_configs_with_smart_scan_on_hold_under_phased, 0,
+			    sizeof(smart_scan_on) / sizeof(smart_scan_on[0]));
 	tcase_add_test(tc, t14_partial_hashing_holds_all_but_volatility);
 	tcase_add_test(tc, t16_partial_hashing_sees_writes_to_sampled_words);
 	suite_add_tcase(s, tc);

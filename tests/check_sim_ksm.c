@@ -2,7 +2,7 @@
  * check_sim_ksm.c - the simulator's KSM semantics, one rule per test, as
  * KSM-SEMANTICS.md states them: the worked example (also page by page through
  * scan 2), stragglers, zero pages, smart scan's schedule, lazy counters after
- * COW, run = 2, merge_across_nodes = 0, EBUSY on knob stores, fork children,
+ * COW, run = 2, merge_across_nodes = 0, the smart-scan policies' schedules, EBUSY on knob stores, fork children,
  * the 6.10 and 6.18 orders, 6.1's missing knobs and counters, registration order, exit, munmap, chains,
  * and what the kernel's selftests do: MADV_DONTNEED, PROT_NONE with forced
  * writes, userfaultfd write-protection, exec and PR_SET_MEMORY_MERGE 0.
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "content.h"
 #include "sim.h"
 
 /* A machine with one process holding one region, ready to scan. */
@@ -309,6 +310,120 @@ START_TEST(smart_scan_visits_a_never_merging_page_on_schedule)
 	}
 	ck_assert_uint_eq(next, sizeof(processed) / sizeof(processed[0]));
 	ck_assert_int_eq(counter(s, TRACE_PAGES_SKIPPED), 50 - 11);
+	sim_free(s);
+}
+END_TEST
+
+/* One unique page of @value under smart-scan @policy, run = 1 on 6.18. */
+static struct sim *lone_page(enum wl_smart_scan_policy policy, uint64_t value)
+{
+	struct sim_config cfg;
+	char err[128];
+	struct sim *s;
+	int mm, area;
+
+	sim_config_default(&cfg);
+	cfg.smart_scan_policy = policy;
+	s = sim_new(&cfg, err, sizeof(err));
+	ck_assert_msg(s != NULL, "%s", err);
+	mm = sim_process_new(s);
+	area = sim_mmap(s, mm, 1, -1, false, 0);
+	sim_fill(s, area, 0, value);
+	sim_madvise(s, area, 0, 1, true);
+	sim_run_store(s, 1);
+	return s;
+}
+
+/*
+ * Full scans 1..@scans of @s, asserting that exactly the scans of @visited
+ * (ascending, @n of them) process the page and that every other one skips it.
+ */
+static void assert_visits(struct sim *s, int scans, const int *visited, size_t n)
+{
+	size_t next = 0;
+
+	for (int scan = 1; scan <= scans; scan++) {
+		int64_t before = counter(s, TRACE_PAGES_SCANNED);
+		bool visit = next < n && visited[next] == scan;
+
+		full_scan(s);
+		ck_assert_msg(counter(s, TRACE_PAGES_SCANNED) == before + visit,
+			      "scan %d should %s the page", scan, visit ? "process" : "skip");
+		next += visit;
+	}
+	ck_assert_uint_eq(next, n);
+}
+
+/*
+ * Scan k runs with seqnr = k - 1 and meets the page at age k - 1: ages 0-2
+ * are visited (scans 1-3), then periods 2 (ages 3-5, scans 4-6), 4 (ages
+ * 6-8, scans 7-9) and 8 (scan 10 on). Aligned visits where seqnr is a
+ * multiple of the period: scans 5, 9, then 17, 25, 33, 41, 49.
+ */
+START_TEST(aligned_smart_scan_visits_where_seqnr_is_a_multiple_of_the_period)
+{
+	static const int visited[] = { 1, 2, 3, 5, 9, 17, 25, 33, 41, 49 };
+	struct sim *s = lone_page(WL_SMART_SCAN_ALIGNED, 1234);
+
+	assert_visits(s, 50, visited, sizeof(visited) / sizeof(visited[0]));
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SKIPPED), 50 - 10);
+	sim_free(s);
+}
+END_TEST
+
+/*
+ * Phased visits where seqnr + oldchecksum is a multiple of the period, with
+ * the kernel's checksum (xxh64): 1234's is 0x53fad8ca, 2 modulo 8, so scans
+ * k with (k + 1) % period == 0 once aged: 5, 7, then 15, 23, ..., 47; 4's
+ * is 0xa0386021, 1 modulo 8: k % period == 0, so 4, 6, 8, then 16, ..., 48.
+ */
+START_TEST(phased_smart_scan_visits_where_seqnr_plus_checksum_is_a_multiple)
+{
+	static const int visited_1234[] = { 1, 2, 3, 5, 7, 15, 23, 31, 39, 47 };
+	static const int visited_4[] = { 1, 2, 3, 4, 6, 8, 16, 24, 32, 40, 48 };
+	struct sim *s = lone_page(WL_SMART_SCAN_PHASED, 1234);
+
+	ck_assert_uint_eq(content_value_checksum(1234), 0x53fad8ca);
+	ck_assert_uint_eq(content_value_checksum(4), 0xa0386021);
+	assert_visits(s, 50, visited_1234, sizeof(visited_1234) / sizeof(visited_1234[0]));
+	sim_free(s);
+	s = lone_page(WL_SMART_SCAN_PHASED, 4);
+	assert_visits(s, 50, visited_4, sizeof(visited_4) / sizeof(visited_4[0]));
+	ck_assert_int_eq(counter(s, TRACE_PAGES_SKIPPED), 50 - 11);
+	sim_free(s);
+}
+END_TEST
+
+/* The policy's word is upstream's countdown by default, as the kernel's. */
+START_TEST(upstream_smart_scan_is_the_default_countdown)
+{
+	static const int visited[] = { 1, 2, 3, 4, 6, 9, 14, 23, 32, 41, 50 };
+	struct sim_config cfg;
+	struct sim *s = lone_page(WL_SMART_SCAN_UPSTREAM, 1234);
+
+	sim_config_default(&cfg);
+	ck_assert_int_eq(cfg.smart_scan_policy, WL_SMART_SCAN_UPSTREAM);
+	assert_visits(s, 50, visited, sizeof(visited) / sizeof(visited[0]));
+	sim_free(s);
+}
+END_TEST
+
+/*
+ * run = 2 frees every item and resets seqnr to 0, as the kernel's
+ * unmerge_and_remove_all_rmap_items does: the schedule starts again as on a
+ * fresh machine, the phase included.
+ */
+START_TEST(phased_smart_scan_restarts_after_run_2)
+{
+	static const int visited[] = { 1, 2, 3, 5, 7, 15, 23 };
+	struct sim *s = lone_page(WL_SMART_SCAN_PHASED, 1234);
+
+	for (int scan = 0; scan < 13; scan++)
+		full_scan(s);
+	ck_assert_int_eq(sim_run_store(s, 2), 0);
+	ck_assert_uint_eq(sim_full_scans(s), 0);
+	ck_assert_int_eq(sim_run_store(s, 1), 0);
+	assert_visits(s, 25, visited, sizeof(visited) / sizeof(visited[0]));
 	sim_free(s);
 }
 END_TEST
@@ -940,6 +1055,10 @@ static Suite *sim_ksm_suite(void)
 	tc = tcase_create("smart_scan");
 	tcase_add_test(tc, smart_scan_visits_a_never_merging_page_on_schedule);
 	tcase_add_test(tc, smart_scan_off_visits_every_time);
+	tcase_add_test(tc, aligned_smart_scan_visits_where_seqnr_is_a_multiple_of_the_period);
+	tcase_add_test(tc, phased_smart_scan_visits_where_seqnr_plus_checksum_is_a_multiple);
+	tcase_add_test(tc, upstream_smart_scan_is_the_default_countdown);
+	tcase_add_test(tc, phased_smart_scan_restarts_after_run_2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("laziness");

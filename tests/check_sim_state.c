@@ -511,6 +511,39 @@ static void assert_same_rows(const struct trace *a, const struct trace *b, const
 	}
 }
 
+/*
+ * A smart-scan policy other than upstream names the trace's kernel as the
+ * patched kernel carrying it would ("6.18+phased"), the workload's or the
+ * one a comparison makes the simulator follow.
+ */
+START_TEST(a_policy_names_the_traces_kernel)
+{
+	static const char text[] = "[global]\nscans = 2\nsmart_scan_policy = phased\n"
+				   "[region a]\npages = 4\nfill = same\nvalue = 1\n";
+	const struct sim_run_options follow = { .override_smart_scan_policy = true,
+						.smart_scan_policy = WL_SMART_SCAN_ALIGNED };
+	struct workload *wl;
+	struct wl_error e;
+	struct trace *t;
+	char err[256];
+
+	ck_assert_msg(wl_parse_buffer(text, strlen(text), "p.wl", &wl, &e) == 0, "%s", e.text);
+	t = run_ok(wl, false);
+	ck_assert_str_eq(t->kernel, "6.18+phased");
+	ck_assert_int_eq(wl_kernel_smart_scan_policy(t->kernel), WL_SMART_SCAN_PHASED);
+	trace_free(t);
+	wl->smart_scan_policy = WL_SMART_SCAN_UPSTREAM;
+	t = run_ok(wl, false);
+	ck_assert_str_eq(t->kernel, "6.18");
+	trace_free(t);
+	/* compare follows a patched kernel's policy whatever the workload says */
+	ck_assert_int_eq(sim_run_workload(wl, &follow, &t, err, sizeof(err)), 0);
+	ck_assert_str_eq(t->kernel, "6.18+aligned");
+	trace_free(t);
+	wl_free(wl);
+}
+END_TEST
+
 /* Run @wl with each checksum kind (and @detector) and compare every row. */
 static void assert_checksums_agree(struct workload *wl, enum wl_detector detector,
 				   const char *path)
@@ -599,6 +632,7 @@ static Suite *sim_state_suite(void)
 	tcase_add_test(tc, forked_and_exited_processes_come_and_go);
 	tcase_add_test(tc, time_limited_runs_end_with_a_row);
 	tcase_add_test(tc, every_shipped_workload_runs);
+	tcase_add_test(tc, a_policy_names_the_traces_kernel);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("checksums");
 	tcase_set_timeout(tc, 600);

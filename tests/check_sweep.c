@@ -5,7 +5,9 @@
  * merge_across_nodes 1 and 0), repeated for every run with min = median =
  * max; the hybrid detector does less work than the checksum on a volatile
  * mix; partial hashing is faster than the checksum on idle pages and misjudges
- * pages written at random; rows round-trip through the CSV format, concatenated job outputs
+ * pages written at random; every smart_scan_policy's series runs its policy,
+ * and only upstream leaves smart-scan-mixed's equal pages unmerged; rows
+ * round-trip through the CSV format, concatenated job outputs
  * included, a measured point to the last bit, and bad rows are named
  * FILE:LINE; a point without rows is found; result files are written.
  * Nothing here touches the kernel or measures time.
@@ -194,6 +196,75 @@ START_TEST(test_partial_hashing_trades_speed_for_mistakes)
 				  sizeof(err)) == 0, "%s", err);
 	ck_assert_double_eq(res.series[stable].median, 0);
 	ck_assert_double_eq(res.series[wrong_volatile].median, 0);
+}
+END_TEST
+
+/* smart-scan: every policy's series runs the workload with smart_scan and its policy. */
+START_TEST(test_smart_scan_series_set_the_policy)
+{
+	const struct sweep_def *d = sweep_find("smart-scan");
+	struct sweep_env env = sim_env(1);
+	static char text[32768];
+	char err[512];
+	size_t unique;
+
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_eq(d->nseries, WL_SMART_SCAN_COUNT + 1); /* every policy, then off */
+	for (unique = 0; strcmp(d->xname[unique], "smart-scan-unique") != 0; unique++)
+		ck_assert_uint_lt(unique + 1, d->npoints);
+	for (size_t s = 0; s < d->nseries; s++) {
+		struct workload *wl = NULL;
+		struct wl_error e;
+
+		ck_assert_int_eq(sweep_workload_text(d, unique, s, &env, text, sizeof(text), err,
+						     sizeof(err)), 0);
+		/* the file's own smart_scan = 1 is replaced, not repeated */
+		ck_assert_msg(wl_parse_buffer(text, strlen(text), "t.wl", &wl, &e) == 0, "%s",
+			      e.text);
+		ck_assert_uint_eq(wl->knobs[WL_KNOB_SMART_SCAN], s < WL_SMART_SCAN_COUNT);
+		if (s < WL_SMART_SCAN_COUNT)
+			ck_assert_int_eq(wl->smart_scan_policy, (int)s);
+		wl_free(wl);
+	}
+}
+END_TEST
+
+/*
+ * smart-scan-mixed: smart scan saves four fifths of ksmd's CPU under every
+ * policy; upstream never merges what smart scan off merges, and aligned and
+ * phased do.
+ */
+START_TEST(test_smart_scan_mixed_merges_under_the_fix)
+{
+	const struct sweep_def *d = sweep_find("smart-scan");
+	struct sweep_env env = sim_env(1);
+	struct sweep_point_result res;
+	size_t mixed = d->npoints - 1, off = WL_SMART_SCAN_COUNT;
+	char err[512], *text = NULL, *row;
+	size_t len = 0;
+	FILE *out;
+
+	ck_assert_str_eq(d->xname[mixed], "smart-scan-mixed");
+	ck_assert_msg(sweep_point(d, mixed, 1, &env, NULL, NULL, &res, err, sizeof(err)) == 0,
+		      "%s", err);
+	for (size_t s = 0; s < WL_SMART_SCAN_COUNT; s++)
+		ck_assert_double_lt(res.series[s].median * 4, res.series[off].median);
+	out = open_memstream(&text, &len);
+	d->explain(d, &env, out);
+	fclose(out);
+	row = strstr(text, "smart-scan-mixed");
+	ck_assert_ptr_nonnull(row);
+	for (size_t s = 0; s <= off; s++) {
+		char *end = strchr(row, '\n');
+
+		ck_assert_ptr_nonnull(end);
+		*end = '\0';
+		ck_assert_ptr_nonnull(strstr(row, d->series[s].name + strlen("sim ")));
+		ck_assert_msg((strstr(row, " never ") != NULL) == (s == WL_SMART_SCAN_UPSTREAM),
+			      "%s", row);
+		row = end + 1;
+	}
+	free(text);
 }
 END_TEST
 
@@ -395,6 +466,8 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_hybrid_beats_checksum_when_all_volatile);
 	tcase_add_test(tc, test_partial_hashing_trades_speed_for_mistakes);
 	tcase_add_test(tc, test_merge_point_predicts);
+	tcase_add_test(tc, test_smart_scan_series_set_the_policy);
+	tcase_add_test(tc, test_smart_scan_mixed_merges_under_the_fix);
 	tcase_add_test(tc, test_rows_round_trip);
 	tcase_add_test(tc, test_measured_point_survives_its_rows);
 	tcase_add_test(tc, test_first_unmeasured_point);

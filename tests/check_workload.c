@@ -172,6 +172,7 @@ START_TEST(global_keys)
 		"kernel = 6.10\n"
 		"detector = hybrid\n"
 		"thp_dirty = split\n"
+		"smart_scan_policy = phased\n"
 		"scans = 9\n"
 		"timeout = 90s\n"
 		"seed = 0x2a\n"
@@ -196,6 +197,8 @@ START_TEST(global_keys)
 	ck_assert_int_eq(wl->kernel, WL_KERNEL_6_10);
 	ck_assert_int_eq(wl->detector, WL_DETECTOR_HYBRID);
 	ck_assert_int_eq(wl->thp_dirty, WL_THP_DIRTY_SPLIT);
+	ck_assert_int_eq(wl->smart_scan_policy, WL_SMART_SCAN_PHASED);
+	ck_assert_uint_eq(wl->smart_scan_policy_line, 8);
 	ck_assert_int_eq(wl->stop, WL_STOP_SCANS);
 	ck_assert_uint_eq(wl->stop_scans, 9);
 	ck_assert_uint_eq(wl->timeout_ns, UINT64_C(90000000000));
@@ -224,6 +227,8 @@ START_TEST(global_defaults_are_the_kernels)
 	ck_assert_int_eq(wl->kernel, WL_KERNEL_6_18);
 	ck_assert_int_eq(wl->detector, WL_DETECTOR_CHECKSUM);
 	ck_assert_int_eq(wl->thp_dirty, WL_THP_DIRTY_ALL);
+	ck_assert_int_eq(wl->smart_scan_policy, WL_SMART_SCAN_UPSTREAM);
+	ck_assert_uint_eq(wl->smart_scan_policy_line, 0);
 	ck_assert(wl->regions[0].dirty_tracking);
 	ck_assert_uint_eq(wl->knobs[WL_KNOB_PAGES_TO_SCAN], 100);
 	ck_assert_uint_eq(wl->knobs[WL_KNOB_SLEEP_MILLISECS], 20);
@@ -1145,6 +1150,12 @@ static const struct bad_case bad_cases[] = {
 	  "t.wl:6: [region a] thp = madvise: expected never or always" },
 	{ "[global]\nscans = 3\nthp_dirty = some\n",
 	  "t.wl:3: [global] thp_dirty = some: expected all, split or checksum" },
+	{ "[global]\nscans = 3\nsmart_scan_policy = countdown\n",
+	  "t.wl:3: [global] smart_scan_policy = countdown: expected upstream, aligned or phased" },
+	{ "[global]\nscans = 3\nsmart_scan_policy = Phased\n",
+	  "t.wl:3: [global] smart_scan_policy = Phased: expected upstream, aligned or phased" },
+	{ "[global]\nscans = 3\nsmart_scan_policy =\n",
+	  "t.wl:3: [global] smart_scan_policy = : expected upstream, aligned or phased" },
 	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\ndirty_tracking = ept\n",
 	  "t.wl:6: [region a] dirty_tracking = ept: expected yes or no" },
 	{ "[global]\nscans = 3\n[region a]\npages = 1\nfill = zero\nmerge = ksm\n",
@@ -1577,6 +1588,32 @@ START_TEST(kernel_semantics_from_a_release)
 }
 END_TEST
 
+/* A kernel built with a smart-scan policy says so at the end of its release. */
+START_TEST(kernel_smart_scan_policy_from_a_release)
+{
+	static const struct {
+		const char *release;
+		enum wl_smart_scan_policy policy;
+	} cases[] = {
+		{ "6.12.57+phased", WL_SMART_SCAN_PHASED },
+		{ "6.12.0-ksmkit+aligned", WL_SMART_SCAN_ALIGNED },
+		{ "6.12+phased", WL_SMART_SCAN_PHASED },
+		{ "6.12.117+deb12-amd64", WL_SMART_SCAN_UPSTREAM },
+		{ "6.18.0-rc3+", WL_SMART_SCAN_UPSTREAM },
+		{ "6.12.57+phasedx", WL_SMART_SCAN_UPSTREAM },
+		{ "6.12.57-phased", WL_SMART_SCAN_UPSTREAM },
+		{ "+phased", WL_SMART_SCAN_PHASED },
+		{ "phased", WL_SMART_SCAN_UPSTREAM },
+		{ "", WL_SMART_SCAN_UPSTREAM },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(wl_kernel_smart_scan_policy(cases[i].release) == cases[i].policy,
+			      "%s", cases[i].release);
+	ck_assert_int_eq(wl_kernel_smart_scan_policy(NULL), WL_SMART_SCAN_UPSTREAM);
+}
+END_TEST
+
 /* Each row's columns say what its kernel does, and the names come from the rows. */
 START_TEST(kernel_rows_hold_each_difference)
 {
@@ -1664,6 +1701,7 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, print_given_keeps_only_given_knobs);
 	tcase_add_test(tc, kernel_6_1_has_only_its_knobs);
 	tcase_add_test(tc, kernel_semantics_from_a_release);
+	tcase_add_test(tc, kernel_smart_scan_policy_from_a_release);
 	tcase_add_test(tc, kernel_rows_hold_each_difference);
 	tcase_add_test(tc, advisor_starts_from_min_pages);
 	tcase_add_test(tc, region_keys);

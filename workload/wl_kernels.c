@@ -174,6 +174,26 @@ int wl_kernel_from_release(const char *release, enum wl_kernel *kernel, char *wh
 	return -1;
 }
 
+/*
+ * A policy's kernel is built with CONFIG_LOCALVERSION="+NAME", so that its
+ * `uname -r` ends in it ("6.12.57+phased"): what a kernel carries is read
+ * off its release, and the guest that boots one needs no table of its own.
+ */
+enum wl_smart_scan_policy wl_kernel_smart_scan_policy(const char *release)
+{
+	size_t len = release ? strlen(release) : 0;
+
+	for (int p = 0; p < WL_SMART_SCAN_COUNT; p++) {
+		const char *name = wl_smart_scan_policy_name((enum wl_smart_scan_policy)p);
+		size_t n = strlen(name);
+
+		if (p != WL_SMART_SCAN_UPSTREAM && len > n && release[len - n - 1] == '+' &&
+		    strcmp(release + len - n, name) == 0)
+			return (enum wl_smart_scan_policy)p;
+	}
+	return WL_SMART_SCAN_UPSTREAM;
+}
+
 /* --- facts a workload may require ---------------------------------------------- */
 
 static const struct fact {

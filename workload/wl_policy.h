@@ -16,7 +16,8 @@
  * detector is one file, sim/volatility_NAME.c, and one line below.
  *
  * What is not here: KSM's own knobs (merge_across_nodes, the tree layout;
- * max_page_sharing, chains; smart_scan; use_zero_pages) are the kernel's one
+ * max_page_sharing, chains; smart_scan, whether smart scan runs at all, as
+ * against smart_scan_policy, how; use_zero_pages) are the kernel's one
  * implementation with a value, and live in the knob table (wl_knob_info);
  * kernel releases are rows of the kernel table (WL_KERNELS, workload.h). Only
  * choices between different implementations of one decision are policies.
@@ -60,6 +61,28 @@
 	X(XXH64, xxh64, "the kernel's: the low 32 bits of xxh64 over the page's 4096 bytes")      \
 	/* a new one: its line above this one, its function in sim/sim_content.c's table */
 
+/*
+ * When smart scan (the smart_scan knob, on by default) looks at a page that
+ * is not KSM and has been looked at three times or more (sim/sim_scan.c's
+ * table of rules). The kernel's rmap_item ages by one at every scan that
+ * considers it; ages 0 to 2 are always visited. After that a page is visited
+ * once in every few scans, but which ones depends on the policy: the
+ * kernel's countdown starts from whenever the item was created, so two equal
+ * pages can be out of phase for good (mc/configs/smart-scan.conf). The
+ * other two visit in the scans where the full-scan count (seqnr) is a
+ * multiple of a power-of-two period (2 to age 5, 4 to age 8, then 8), plain
+ * or offset by the page's stored checksum, which equal pages share. The
+ * first is the default.
+ */
+#define WL_SMART_SCAN_POLICIES(X)                                                                  \
+	X(UPSTREAM, upstream, "the kernel's countdown: skip 1, 2, 4, then 8 scans between visits, " \
+	  "counted from the item's creation")                                                      \
+	X(ALIGNED, aligned, "visit when seqnr is a multiple of the period (2, 4, then 8): every "   \
+	  "page of one period in the same scans")                                                  \
+	X(PHASED, phased, "visit when seqnr + oldchecksum is a multiple of the period "            \
+	  "(patches/ksm-smart-scan-phased.patch)")                                                 \
+	/* a new policy: its line above this one, its rule in sim/sim_scan.c's table */
+
 #define WL_POLICY_ENUM_DETECTOR_(e, name, doc) WL_DETECTOR_##e,
 enum wl_detector { WL_DETECTORS(WL_POLICY_ENUM_DETECTOR_) WL_DETECTOR_COUNT };
 #undef WL_POLICY_ENUM_DETECTOR_
@@ -71,6 +94,12 @@ enum wl_thp_dirty { WL_THP_DIRTY_POLICIES(WL_POLICY_ENUM_THP_DIRTY_) WL_THP_DIRT
 #define WL_POLICY_ENUM_CHECKSUM_(e, name, doc) WL_CHECKSUM_##e,
 enum wl_checksum { WL_CHECKSUMS(WL_POLICY_ENUM_CHECKSUM_) WL_CHECKSUM_COUNT };
 #undef WL_POLICY_ENUM_CHECKSUM_
+
+#define WL_POLICY_ENUM_SMART_SCAN_(e, name, doc) WL_SMART_SCAN_##e,
+enum wl_smart_scan_policy {
+	WL_SMART_SCAN_POLICIES(WL_POLICY_ENUM_SMART_SCAN_) WL_SMART_SCAN_COUNT
+};
+#undef WL_POLICY_ENUM_SMART_SCAN_
 
 /* For a reader's name table: { WL_DETECTORS(WL_POLICY_NAME) NULL }. */
 #define WL_POLICY_NAME(e, name, doc) #name,

@@ -40,6 +40,9 @@ static void print_global(const struct workload *wl, bool only_given, FILE *out)
 	fprintf(out, "thp_dirty = %s\n", wl_thp_dirty_name(wl->thp_dirty));
 	if (wl->checksum != WL_CHECKSUM_CONTENT) /* the default is left out, as before it existed */
 		fprintf(out, "checksum = %s\n", wl_checksum_name(wl->checksum));
+	if (wl->smart_scan_policy != WL_SMART_SCAN_UPSTREAM) /* likewise */
+		fprintf(out, "smart_scan_policy = %s\n",
+			wl_smart_scan_policy_name(wl->smart_scan_policy));
 	if (wl->stop == WL_STOP_SCANS)
 		fprintf(out, "scans = %llu\n", (unsigned long long)wl->stop_scans);
 	else
@@ -212,7 +215,7 @@ static bool global_equal(const struct workload *a, const struct workload *b)
 	if (!str_equal(a->description, b->description) || !str_equal(a->upstream, b->upstream) ||
 	    a->requires != b->requires || a->kernel != b->kernel ||
 	    a->detector != b->detector || a->thp_dirty != b->thp_dirty || a->checksum != b->checksum ||
-	    a->stop != b->stop ||
+	    a->smart_scan_policy != b->smart_scan_policy || a->stop != b->stop ||
 	    a->timeout_ns != b->timeout_ns ||
 	    a->seed != b->seed || a->fresh_start != b->fresh_start ||
 	    a->deterministic != b->deterministic)

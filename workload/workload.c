@@ -171,6 +171,13 @@ static int key_time(const struct keyctx *k, uint64_t *ns)
 static const char *const detector_names[] = { WL_DETECTORS(WL_POLICY_NAME) NULL };
 static const char *const thp_dirty_names[] = { WL_THP_DIRTY_POLICIES(WL_POLICY_NAME) NULL };
 static const char *const checksum_names[] = { WL_CHECKSUMS(WL_POLICY_NAME) NULL };
+static const char *const smart_scan_policy_names[] = { WL_SMART_SCAN_POLICIES(WL_POLICY_NAME)
+							 NULL };
+
+const char *wl_smart_scan_policy_name(enum wl_smart_scan_policy policy)
+{
+	return smart_scan_policy_names[policy];
+}
 
 const char *wl_checksum_name(enum wl_checksum checksum)
 {
@@ -195,8 +202,8 @@ static void set_default_knobs(struct workload *wl)
 
 /* The keys of [global] besides the knobs. */
 static const char *const global_keys[] = {
-	"description", "upstream", "requires", "kernel", "detector", "thp_dirty", "checksum", "scans",
-	"time", "timeout", "seed", NULL
+	"description", "upstream", "requires", "kernel", "detector", "thp_dirty", "checksum",
+	"smart_scan_policy", "scans", "time", "timeout", "seed", NULL
 };
 
 static void fail_unknown_global_key(const struct keyctx *k)
@@ -310,6 +317,13 @@ static int global_key(const struct keyctx *k, struct workload *wl, bool *have_sc
 		if ((v = key_choice(k, checksum_names)) < 0)
 			return -1;
 		wl->checksum = (enum wl_checksum)v;
+		return 0;
+	}
+	if (strcmp(key, "smart_scan_policy") == 0) {
+		if ((v = key_choice(k, smart_scan_policy_names)) < 0)
+			return -1;
+		wl->smart_scan_policy = (enum wl_smart_scan_policy)v;
+		wl->smart_scan_policy_line = k->kv->line;
 		return 0;
 	}
 	if (strcmp(key, "scans") == 0) {

@@ -150,8 +150,10 @@ const char *wl_kernel_choices(char *buf, size_t len);
 const char *const *wl_kernel_names(void);
 
 /* The simulator's policies chosen by name: enum wl_detector (how it decides
- * a page is volatile) and enum wl_thp_dirty (dirty bits of PMD-mapped THPs),
- * each generated from its list in wl_policy.h. */
+ * a page is volatile), enum wl_thp_dirty (dirty bits of PMD-mapped THPs),
+ * enum wl_checksum (what a checksum is) and enum wl_smart_scan_policy (which
+ * scans smart scan visits an aged page in), each generated from its list in
+ * wl_policy.h. */
 
 /* The writable KSM knobs under /sys/kernel/mm/ksm, except run. */
 enum wl_knob {
@@ -467,6 +469,9 @@ struct workload {
 	enum wl_detector detector;
 	enum wl_thp_dirty thp_dirty;
 	enum wl_checksum checksum; /* simulator only: how it computes checksums */
+	/* simulator only, or a kernel built with it: when smart scan visits an aged page */
+	enum wl_smart_scan_policy smart_scan_policy;
+	unsigned smart_scan_policy_line; /* of [global] smart_scan_policy, 0 if not given */
 	uint64_t knobs[WL_KNOB_COUNT]; /* every knob, defaults filled in */
 	bool knob_given[WL_KNOB_COUNT];
 	enum wl_stop stop;
@@ -584,10 +589,21 @@ enum wl_knob_rule wl_knob_store_check(enum wl_knob knob, uint64_t value, bool ad
  */
 int wl_kernel_from_release(const char *release, enum wl_kernel *kernel, char *why,
 			   size_t whylen);
+/*
+ * The smart-scan policy the kernel whose `uname -r` is @release carries:
+ * the hook the backend asks before it runs a workload's smart_scan_policy
+ * on a real kernel, and the one a comparison asks to make the simulator
+ * follow a patched kernel. A kernel built with a policy other than upstream
+ * says so at the end of its release, "+NAME" (CONFIG_LOCALVERSION="+phased":
+ * the guest kernel "6.12+phased"); any other release (and NULL) carries
+ * upstream, the kernel's own countdown.
+ */
+enum wl_smart_scan_policy wl_kernel_smart_scan_policy(const char *release);
 /* The word a workload writes for each policy (wl_policy.h's lists). */
 const char *wl_detector_name(enum wl_detector detector);
 const char *wl_thp_dirty_name(enum wl_thp_dirty policy);
 const char *wl_checksum_name(enum wl_checksum checksum);
+const char *wl_smart_scan_policy_name(enum wl_smart_scan_policy policy);
 const char *wl_action_name(enum wl_action action);
 const char *wl_expect_name(enum wl_expect expect);
 const char *wl_prot_name(enum wl_prot prot);
