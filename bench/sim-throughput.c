@@ -14,9 +14,10 @@
  *               byte 4088 (so every visit finds its checksum changed)
  *   volatile25  a quarter of the pages so (every 4th), the rest identical
  * Each (mix, size) runs in a child process through sim_run_workload(), the
- * path of `ksmkit sim`; a scan's host time runs from the trace row of the
- * scan before to its own, so it includes the workload's writes after that
- * row. A phase's per-page cost is the median over its scans of host time /
+ * path of `ksmkit sim`; a scan's host time is the child's CPU time (as the
+ * kernel's figure is ksmd's, so that time the child waits for a CPU on a
+ * busy machine counts on neither side) from the trace row of the scan
+ * before to its own, so it includes the workload's writes after that row. A phase's per-page cost is the median over its scans of host time /
  * pages; at the first size it is the median of --runs runs (default 3) of
  * that, at the others one run. Memory is the child's peak RSS (the whole
  * process, libraries included) per simulated page. Setup (mapping and
@@ -93,7 +94,8 @@ static double now_s(void)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	/* CPU time, as ksmd's is: a busy machine's other work does not count */
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 

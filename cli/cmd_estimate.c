@@ -7,14 +7,24 @@
  * sweep with its recommendation, and prints it for people, as CSV or as
  * JSON, with an optional chart. It reads the machine's KSM knobs, never
  * writes them.
+ *
+ * A sweep of a capture file can also run in pieces, as GNU parallel jobs
+ * (docs/parallel.md): --emit-jobs prints one self-contained command line
+ * per point (--point I, at every knob and setting written out, so that no
+ * worker's own knobs enter), each job prints its point's row
+ * (estimate/est_rows.c), and --collect reads the rows back and prints what
+ * the sweep in one process prints, byte for byte: the simulator is
+ * deterministic and a row keeps every figure exactly.
  */
 #include "config.h"
 #include "cli.h"
 #include "cli_args.h"
+#include "cli_jobs.h"
 #include "cli_output.h"
 #include "cli_sim.h"
 #include "estimate.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,7 +44,8 @@ enum {
 	OPT_OUTPUT = 'o', OPT_PID = 'p', OPT_QUIET = 'q',
 	OPT_KNOBS = 1000, OPT_DEFAULTS, OPT_TIME, OPT_SWEEP, OPT_MAX_CPU, OPT_CHART, OPT_CSV,
 	OPT_JSON, OPT_COSTS, OPT_KERNEL, OPT_PRINT, OPT_EVERY, OPT_DURATION, OPT_KEEP,
-	OPT_MERGEABLE_ONLY, OPT_SCHEDULE, OPT_SCANS,
+	OPT_MERGEABLE_ONLY, OPT_SCHEDULE, OPT_SCANS, OPT_EMIT_JOBS, OPT_POINT, OPT_COLLECT,
+	OPT_KSMKIT,
 };
 
 static const struct cli_opt estimate_options[] = {
@@ -58,6 +69,10 @@ static const struct cli_opt estimate_options[] = {
 	{ "schedule", 0, true, OPT_SCHEDULE },
 	{ "scans", 0, true, OPT_SCANS },
 	{ "quiet", 'q', false, OPT_QUIET },
+	{ "emit-jobs", 0, false, OPT_EMIT_JOBS },
+	{ "point", 0, true, OPT_POINT },
+	{ "collect", 0, true, OPT_COLLECT },
+	{ "ksmkit", 0, true, OPT_KSMKIT },
 	{ NULL, 0, false, 0 },
 };
 
@@ -68,6 +83,15 @@ static const struct cli_rule estimate_rules[] = {
 	  "--print-workload prints the workload and runs nothing", 0, 0, NULL },
 	{ CLI_OPERANDS, "pid", NULL, 0, 0, "no capture file or command with -p" },
 	{ CLI_AT_MOST_ONE, "time scans", "each says how long to run", 0, 0, NULL },
+	{ CLI_AT_MOST_ONE, "emit-jobs point collect", NULL, 0, 0, NULL },
+	{ CLI_NEEDS, "emit-jobs sweep", "the jobs are a sweep's points", 0, 0, NULL },
+	{ CLI_NEEDS, "point sweep", "a point is one of a sweep's", 0, 0, NULL },
+	{ CLI_NEEDS, "collect sweep", "the rows are a sweep's points", 0, 0, NULL },
+	{ CLI_NEEDS, "ksmkit emit-jobs", NULL, 0, 0, NULL },
+	{ CLI_EXCLUDES, "emit-jobs max-cpu chart csv json output",
+	  "the jobs print rows; the output is --collect's", 0, 0, NULL },
+	{ CLI_EXCLUDES, "point max-cpu chart csv json output",
+	  "a point prints its row on standard output; the output is --collect's", 0, 0, NULL },
 	{ 0, NULL, NULL, 0, 0, NULL },
 };
 
@@ -94,6 +118,11 @@ struct plan {
 	enum { OUT_TABLE, OUT_CSV, OUT_JSON } format;
 	bool print_workload, quiet, knobs_from_machine, mergeable_only, knobs_given;
 	struct sim_costs costs;
+	const char *costs_path, *sweep_text; /* as given, for the jobs */
+	bool emit_jobs;
+	const char *ksmkit;        /* --emit-jobs: the program the jobs run */
+	long point;                /* --point I, or -1 */
+	const char *collect;       /* --collect FILE, "-" standard input */
 };
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -201,7 +230,7 @@ static int one_option(struct plan *pl, int key, const char *v)
 	case OPT_KNOBS: return 0; /* after the base set (--defaults) is known */
 	case OPT_DEFAULTS: pl->knobs_from_machine = false; return 0;
 	case OPT_TIME: return parse_time("--time", v, &pl->opt.time_ns);
-	case OPT_SWEEP: return parse_sweep(v, pl);
+	case OPT_SWEEP: pl->sweep_text = v; return parse_sweep(v, pl);
 	case OPT_MAX_CPU: pl->recommend = true; return parse_percent(v, &pl->max_cpu);
 	case OPT_CHART: pl->chart = v; return 0;
 	case OPT_CSV: pl->format = OUT_CSV; return 0;
@@ -211,6 +240,7 @@ static int one_option(struct plan *pl, int key, const char *v)
 		if (cli_load_costs(v, &pl->costs) != 0)
 			return CLI_USAGE;
 		pl->opt.costs = &pl->costs;
+		pl->costs_path = v;
 		return 0;
 	case OPT_KERNEL:
 		if ((k = wl_kernel_lookup(v)) < 0)
@@ -239,7 +269,27 @@ static int one_option(struct plan *pl, int key, const char *v)
 		return 0;
 	}
 	case OPT_QUIET: pl->quiet = true; return 0;
+	case OPT_EMIT_JOBS: pl->emit_jobs = true; return 0;
+	case OPT_POINT: return cli_number(CMD, "--point", v, 0, EST_MAX_POINTS - 1, &pl->point);
+	case OPT_COLLECT: pl->collect = v; return 0;
+	case OPT_KSMKIT: pl->ksmkit = v; return 0;
 	}
+	return 0;
+}
+
+/* --emit-jobs, --point and --collect: a capture file, and a point the sweep has. */
+static int read_pieces(const struct plan *pl)
+{
+	size_t n = est_grid_size(pl->axes, pl->naxes);
+
+	if (!pl->emit_jobs && pl->point < 0 && !pl->collect)
+		return 0;
+	if (!pl->capture)
+		return bad("--emit-jobs, --point and --collect are for a capture file, which every "
+			   "job reads: capture first (ksmkit capture -o FILE -p PID, or -- CMD), "
+			   "then ksmkit estimate FILE --sweep ...");
+	if (pl->point >= 0 && (size_t)pl->point >= n)
+		return bad("--point %ld: the sweep has points 0 to %zu", pl->point, n - 1);
 	return 0;
 }
 
@@ -252,6 +302,7 @@ static int read_plan(struct cli_args *a, bool had_dashdash, struct plan *pl)
 	pl->every_ns = 1000000000ull;
 	pl->knobs_from_machine = true;
 	pl->opt.kernel = WL_KERNEL_6_18;
+	pl->point = -1;
 	while (rc == 0 && (key = cli_args_next(a, &v)) != -1)
 		rc = one_option(pl, key, v);
 	if (rc)
@@ -281,7 +332,7 @@ static int read_plan(struct cli_args *a, bool had_dashdash, struct plan *pl)
 		return bad("--time is for --schedule time (by scans, say --scans)");
 	if (!pl->capture && !pl->command && !cli_args_has(a, OPT_DURATION))
 		pl->duration_ns = 10ull * 1000000000ull; /* -p: processes may run for ever */
-	return 0;
+	return read_pieces(pl);
 }
 
 /* ---- capturing first ------------------------------------------------------------------ */
@@ -571,9 +622,29 @@ static void sweep_knobs(FILE *out, const struct plan *pl, const struct est_knobs
 	}
 }
 
+/* The swept knobs of @k as "NAME=VALUE NAME=VALUE", into @buf. */
+static const char *point_name(const struct plan *pl, const struct est_knobs *k, char *buf,
+			      size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t a = 0; a < pl->naxes && used < len; a++) {
+		char value[32];
+
+		used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", a ? " " : "",
+					 wl_knob_info(pl->axes[a].knob)->name,
+					 wl_knob_format(pl->axes[a].knob, k->value[pl->axes[a].knob],
+							value, sizeof(value)));
+	}
+	return buf;
+}
+
 static void print_sweep_table(FILE *out, const struct plan *pl, const struct est_knobs *knobs,
 			      const struct est_result *r, size_t n, long best)
 {
+	char name[EST_MAX_AXES * 96];
+
 	print_head(out, pl, &r[0]);
 	fprintf(out, "\n");
 	for (size_t a = 0; a < pl->naxes; a++)
@@ -599,15 +670,9 @@ static void print_sweep_table(FILE *out, const struct plan *pl, const struct est
 			100 * pl->max_cpu);
 		return;
 	}
-	fprintf(out, "\nrecommended for ksmd within %.1f%% of one CPU:", 100 * pl->max_cpu);
-	for (size_t a = 0; a < pl->naxes; a++) {
-		char buf[32];
-
-		fprintf(out, " %s=%s", wl_knob_info(pl->axes[a].knob)->name,
-			wl_knob_format(pl->axes[a].knob, knobs[best].value[pl->axes[a].knob], buf,
-				       sizeof(buf)));
-	}
-	fprintf(out, " (saves %lld pages, %.2f%% CPU once steady)\n",
+	fprintf(out, "\nrecommended for ksmd within %.1f%% of one CPU: %s (saves %lld pages, "
+		     "%.2f%% CPU once steady)\n", 100 * pl->max_cpu,
+		point_name(pl, &knobs[best], name, sizeof(name)),
 		(long long)est_saved(&r[best].last), 100 * r[best].cpu_steady);
 }
 
@@ -756,34 +821,26 @@ static int estimate_one(const struct plan *pl, const struct est_capture *cap)
 	return rc;
 }
 
-static int estimate_sweep(const struct plan *pl, const struct est_capture *cap)
+/* The knobs of every point of the sweep, into @knobs (est_grid_size of them). */
+static void grid_knobs(const struct plan *pl, struct est_knobs *knobs, size_t n)
 {
-	size_t n = est_grid_size(pl->axes, pl->naxes), done = 0;
-	struct est_result *r = calloc(n, sizeof(*r));
-	struct est_knobs *knobs = calloc(n, sizeof(*knobs));
-	int rc = CLI_FAILED;
-	long best = -1;
-	FILE *out;
+	for (size_t i = 0; i < n; i++)
+		est_grid_point(pl->axes, pl->naxes, i, &pl->opt.knobs, &knobs[i]);
+}
 
-	if (!r || !knobs)
-		goto out;
-	for (; done < n; done++) {
-		struct est_options o = pl->opt;
+/*
+ * What a sweep prints from its points' knobs and results, in one process
+ * or collected: the recommendation, the table, CSV or JSON, the chart.
+ */
+static int print_sweep(const struct plan *pl, const struct est_knobs *knobs,
+		       const struct est_result *r, size_t n)
+{
+	long best = pl->recommend ? est_recommend(r, n, pl->max_cpu) : -1;
+	FILE *out = cli_output_open(CMD, pl->output);
+	int rc;
 
-		est_grid_point(pl->axes, pl->naxes, done, &pl->opt.knobs, &knobs[done]);
-		o.knobs = knobs[done];
-		if (!pl->quiet && isatty(STDERR_FILENO))
-			fprintf(stderr, "ksmkit estimate: point %zu of %zu\n", done + 1, n);
-		if ((rc = run_one(&o, cap, &r[done], pl->quiet)) != 0)
-			goto out;
-	}
-	if (pl->recommend)
-		best = est_recommend(r, n, pl->max_cpu);
-	out = cli_output_open(CMD, pl->output);
-	if (!out) {
-		rc = CLI_FAILED;
-		goto out;
-	}
+	if (!out)
+		return CLI_FAILED;
 	if (pl->format == OUT_CSV)
 		print_sweep_csv(out, pl, knobs, r, n, best);
 	else if (pl->format == OUT_JSON)
@@ -793,11 +850,162 @@ static int estimate_sweep(const struct plan *pl, const struct est_capture *cap)
 	rc = cli_output_close(CMD, out, pl->output);
 	if (rc == CLI_OK)
 		rc = write_chart(pl, r, n, true);
+	return rc;
+}
+
+static int estimate_sweep(const struct plan *pl, const struct est_capture *cap)
+{
+	size_t n = est_grid_size(pl->axes, pl->naxes), done = 0;
+	struct est_result *r = calloc(n, sizeof(*r));
+	struct est_knobs *knobs = calloc(n, sizeof(*knobs));
+	int rc = CLI_FAILED;
+
+	if (!r || !knobs)
+		goto out;
+	grid_knobs(pl, knobs, n);
+	for (; done < n; done++) {
+		struct est_options o = pl->opt;
+
+		o.knobs = knobs[done];
+		if (!pl->quiet && isatty(STDERR_FILENO))
+			fprintf(stderr, "ksmkit estimate: point %zu of %zu\n", done + 1, n);
+		if ((rc = run_one(&o, cap, &r[done], pl->quiet)) != 0)
+			goto out;
+	}
+	rc = print_sweep(pl, knobs, r, n);
 out:
 	for (size_t i = 0; r && i < done; i++)
 		est_result_free(&r[i]);
 	free(r);
 	free(knobs);
+	return rc;
+}
+
+/* ---- a sweep in pieces: jobs, a point, collecting --------------------------------------- */
+
+/* " --knobs NAME=V,..." with every knob of @k: a job runs at these, not at its host's. */
+static void job_knobs(FILE *out, const struct est_knobs *k)
+{
+	fputs(" --defaults --knobs ", out);
+	for (int i = 0; i < WL_KNOB_COUNT; i++) {
+		char buf[32];
+
+		fprintf(out, "%s%s=%s", i ? "," : "", wl_knob_info((enum wl_knob)i)->name,
+			wl_knob_format((enum wl_knob)i, k->value[i], buf, sizeof(buf)));
+	}
+}
+
+/* The settings a point's result depends on, as a job's options. */
+static void job_settings(FILE *out, const struct plan *pl, const char *costs)
+{
+	job_knobs(out, &pl->opt.knobs);
+	fprintf(out, " --kernel %s", wl_kernel_name(pl->opt.kernel));
+	if (pl->opt.schedule == EST_BY_SCANS)
+		fputs(" --schedule scans", out);
+	if (pl->opt.time_ns)
+		fprintf(out, " --time %lluns", (unsigned long long)pl->opt.time_ns);
+	if (pl->opt.scans)
+		fprintf(out, " --scans %llu", (unsigned long long)pl->opt.scans);
+	if (costs) {
+		fputs(" --costs ", out);
+		cli_job_word(out, costs);
+	}
+}
+
+/*
+ * One command line per point of the sweep: this program (or --ksmkit),
+ * the capture and the costs file by absolute paths, every setting written
+ * out. The capture is read first, and its workload (at the base knobs)
+ * built, so that what the jobs would all refuse is refused here.
+ */
+static int emit_jobs(const struct plan *pl, const struct est_capture *cap)
+{
+	char prog[PATH_MAX], capture[PATH_MAX], costs[PATH_MAX], err[640];
+	size_t n = est_grid_size(pl->axes, pl->naxes);
+	struct workload *wl;
+
+	if (est_workload(&pl->opt, cap, &wl, err, sizeof(err)) != 0) {
+		cli_error("%s: %s", CMD, err);
+		return CLI_USAGE;
+	}
+	wl_free(wl);
+	cli_job_program(pl->ksmkit, prog, sizeof(prog));
+	cli_job_path(pl->capture, capture, sizeof(capture));
+	if (pl->costs_path)
+		cli_job_path(pl->costs_path, costs, sizeof(costs));
+	for (size_t i = 0; i < n; i++) {
+		cli_job_word(stdout, prog);
+		fputs(" estimate ", stdout);
+		cli_job_word(stdout, capture);
+		fputs(" --sweep ", stdout);
+		cli_job_word(stdout, pl->sweep_text);
+		fprintf(stdout, " --point %zu -q", i);
+		job_settings(stdout, pl, pl->costs_path ? costs : NULL);
+		fputc('\n', stdout);
+	}
+	return CLI_OK;
+}
+
+/* --point I: that point alone, its row on standard output. */
+static int run_point(const struct plan *pl, const struct est_capture *cap)
+{
+	size_t n = est_grid_size(pl->axes, pl->naxes);
+	struct est_options o = pl->opt;
+	struct est_result r;
+	struct est_row row;
+	int rc;
+
+	est_grid_point(pl->axes, pl->naxes, (size_t)pl->point, &pl->opt.knobs, &o.knobs);
+	if ((rc = run_one(&o, cap, &r, pl->quiet)) != 0)
+		return rc;
+	est_row_of(&row, (size_t)pl->point, n, &o, &r);
+	est_result_free(&r);
+	return est_row_write(stdout, &row) == 0 ? CLI_OK : CLI_FAILED;
+}
+
+/* The first point without a row, said with how to run its job alone: CLI_USAGE; else CLI_OK. */
+static int check_every_point(const struct plan *pl, const struct est_knobs *knobs,
+			     const unsigned *line_of, size_t n)
+{
+	char name[EST_MAX_AXES * 96];
+
+	for (size_t i = 0; i < n; i++)
+		if (!line_of[i]) {
+			cli_error("%s: %s: no row for point %zu (%s): did its job fail? (its line of "
+				  "--emit-jobs, with --point %zu, runs it alone)", CMD,
+				  pl->collect, i, point_name(pl, &knobs[i], name, sizeof(name)), i);
+			return CLI_USAGE;
+		}
+	return CLI_OK;
+}
+
+/* --collect FILE: the jobs' rows, every point once, printed as the sweep in one process. */
+static int collect_rows(const struct plan *pl, const struct est_capture *cap)
+{
+	size_t n = est_grid_size(pl->axes, pl->naxes);
+	struct est_result *r = calloc(n, sizeof(*r));
+	struct est_knobs *knobs = calloc(n, sizeof(*knobs));
+	unsigned *line_of = calloc(n, sizeof(*line_of));
+	char err[1024];
+	int rc = CLI_FAILED;
+	FILE *in;
+
+	if (!r || !knobs || !line_of)
+		goto out;
+	grid_knobs(pl, knobs, n);
+	rc = CLI_USAGE;
+	if (!(in = cli_rows_open(CMD, pl->collect)))
+		goto out;
+	if (est_rows_read(in, pl->collect, &pl->opt, pl->axes, pl->naxes, cap, r, line_of, err,
+			  sizeof(err)) != 0)
+		cli_error("%s: %s", CMD, err);
+	else if (check_every_point(pl, knobs, line_of, n) == CLI_OK)
+		rc = print_sweep(pl, knobs, r, n);
+	cli_rows_close(in);
+out:
+	free(line_of);
+	free(knobs);
+	free(r);
 	return rc;
 }
 
@@ -812,6 +1020,20 @@ static int print_workload(const struct plan *pl, const struct est_capture *cap)
 	fputs(text, stdout);
 	free(text);
 	return fflush(stdout) == 0 ? CLI_OK : CLI_FAILED;
+}
+
+/* What the plan says to do with the capture read. */
+static int run_plan(const struct plan *pl, const struct est_capture *cap)
+{
+	if (pl->print_workload)
+		return print_workload(pl, cap);
+	if (pl->emit_jobs)
+		return emit_jobs(pl, cap);
+	if (pl->point >= 0)
+		return run_point(pl, cap);
+	if (pl->collect)
+		return collect_rows(pl, cap);
+	return pl->naxes ? estimate_sweep(pl, cap) : estimate_one(pl, cap);
 }
 
 int cmd_estimate(int argc, char **argv)
@@ -843,10 +1065,7 @@ int cmd_estimate(int argc, char **argv)
 	pl->opt.capture = pl->capture;
 	if ((rc = load(pl, &cap)) != 0)
 		goto out_file;
-	if (pl->print_workload)
-		rc = print_workload(pl, &cap);
-	else
-		rc = pl->naxes ? estimate_sweep(pl, &cap) : estimate_one(pl, &cap);
+	rc = run_plan(pl, &cap);
 	est_capture_free(&cap);
 out_file:
 	if (temporary)

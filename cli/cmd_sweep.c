@@ -13,6 +13,7 @@
 #include "config.h"
 #include "cli.h"
 #include "cli_args.h"
+#include "cli_jobs.h"
 #include "cli_output.h"
 #include "cli_sim.h"
 #include "guest.h"
@@ -321,57 +322,6 @@ static int run_one_point(const struct sweep_args *a, const struct sweep_env *env
 	return CLI_OK;
 }
 
-static void print_quoted(const char *s)
-{
-	if (strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-=+,") ==
-	    strlen(s)) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('\'');
-	for (; *s; s++)
-		if (*s == '\'')
-			fputs("'\\''", stdout);
-		else
-			putchar(*s);
-	putchar('\'');
-}
-
-/*
- * This program, as a command a job can run: /proc/self/exe, except that an
- * uninstalled libtool build runs DIR/.libs/[lt-]NAME through the wrapper
- * script DIR/NAME, which alone knows where the uninstalled libraries are.
- * Falls back to "ksmkit" (found in PATH) when /proc is unreadable.
- */
-static void this_program(char *buf, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	char *base, wrapper[PATH_MAX];
-
-	if (n <= 0) {
-		snprintf(buf, len, "ksmkit");
-		return;
-	}
-	buf[n] = '\0';
-	base = strrchr(buf, '/');
-	if (!base || base - buf < 6 || strncmp(base - 6, "/.libs", 6) != 0)
-		return;
-	if (strncmp(base + 1, "lt-", 3) == 0)
-		base += 3;
-	snprintf(wrapper, sizeof(wrapper), "%.*s/%s", (int)(strrchr(buf, '/') - buf - 6), buf,
-		 base + 1);
-	if (access(wrapper, X_OK) == 0)
-		snprintf(buf, len, "%s", wrapper);
-}
-
-/* @path made absolute (a job may run in another directory or on another host). */
-static void absolute(const char *path, char *buf, size_t len)
-{
-	char resolved[PATH_MAX];
-
-	snprintf(buf, len, "%s", realpath(path, resolved) ? resolved : path);
-}
-
 static size_t series_on(const struct sweep_def *d, enum sweep_engine engine)
 {
 	size_t n = 0;
@@ -413,25 +363,22 @@ static int emit_jobs(const struct sweep_args *a, const struct sweep_def *d,
 	}
 	if (sim < d->nseries && !a->sim_only && !a->quiet)
 		note_left_out(d);
-	if (a->ksmkit)
-		snprintf(cmd, sizeof(cmd), "%s", a->ksmkit);
-	else
-		this_program(cmd, sizeof(cmd));
-	absolute(env->workloads_dir, workloads, sizeof(workloads));
+	cli_job_program(a->ksmkit, cmd, sizeof(cmd));
+	cli_job_path(env->workloads_dir, workloads, sizeof(workloads));
 	if (a->costs_path)
-		absolute(a->costs_path, costs, sizeof(costs));
+		cli_job_path(a->costs_path, costs, sizeof(costs));
 	snprintf(scale, sizeof(scale), "%g", a->scale);
 	for (size_t p = 0; p < d->npoints; p++) {
-		print_quoted(cmd);
+		cli_job_word(stdout, cmd);
 		printf(" sweep %s --point %zu --runs %u -q --sim-only", d->name, p, a->runs);
 		if (a->scale != 1.0)
 			printf(" --scale %s", scale);
 		if (a->costs_path) {
 			fputs(" --costs ", stdout);
-			print_quoted(costs);
+			cli_job_word(stdout, costs);
 		}
 		fputs(" --workloads ", stdout);
-		print_quoted(workloads);
+		cli_job_word(stdout, workloads);
 		putchar('\n');
 	}
 	return CLI_OK;
@@ -516,16 +463,13 @@ static int collect(const struct sweep_args *a, const struct sweep_env *env)
 
 	memset(res, 0, sizeof(res));
 	for (int i = 0; i < a->ncollect; i++) {
-		FILE *f = strcmp(a->collect[i], "-") == 0 ? stdin : fopen(a->collect[i], "r");
+		FILE *f = cli_rows_open("sweep", a->collect[i]);
 		int rc;
 
-		if (!f) {
-			cli_error("sweep: %s: %s", a->collect[i], strerror(errno));
+		if (!f)
 			return CLI_USAGE;
-		}
 		rc = sweep_read_rows(d, f, a->collect[i], res, err, sizeof(err));
-		if (f != stdin)
-			fclose(f);
+		cli_rows_close(f);
 		if (rc != 0) {
 			cli_error("%s", err);
 			return CLI_USAGE;

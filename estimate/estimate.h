@@ -20,8 +20,10 @@
  *
  * Files: est_knobs.c (knob sets: current, default, assigned, printed),
  * est_model.c (the workload, the run, the figures), est_sweep.c (axes, the
- * grid, the recommendation). Errors: functions return 0 or -1 and write a
- * one-line message into the caller's buffer.
+ * grid, the recommendation), est_rows.c (a sweep in pieces: a point's
+ * figures as a line of text, and the lines of every point read back).
+ * Errors: functions return 0 or -1 and write a one-line message into the
+ * caller's buffer.
  */
 #ifndef KSMKIT_ESTIMATE_H
 #define KSMKIT_ESTIMATE_H
@@ -29,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sim.h"
 #include "sim_driver.h"
@@ -197,5 +200,60 @@ void est_grid_point(const struct est_axis *axes, size_t naxes, size_t index,
  * Returns its index, or -1 when none fits the budget.
  */
 long est_recommend(const struct est_result *points, size_t n, double max_cpu);
+
+/* ---- a sweep in pieces: one point's row --------------------------------------------- */
+
+/*
+ * One point of a sweep computed alone (a job, `ksmkit estimate --point`),
+ * as a line of text that reads back to the same figures, bit for bit:
+ * "ksmkit-estimate-row 1 point=I points=N kernel=... knob.NAME=V ...", one
+ * KEY=VALUE for each member below and each knob.
+ */
+struct est_row {
+	uint64_t point, points;    /* point @point of a grid of @points */
+	enum wl_kernel kernel;     /* the settings it ran at (est_options) */
+	enum est_schedule schedule;
+	uint64_t time_ns, scans;   /* as given: 0 for the defaults */
+	struct est_knobs knobs;    /* every knob, at the point's values */
+	struct est_result result;  /* its figures; no series (NULL, n 0) */
+};
+
+/* The row of point @point of @points, run at @opt (its knobs the point's), result @r. */
+void est_row_of(struct est_row *row, size_t point, size_t points, const struct est_options *opt,
+		const struct est_result *r);
+
+/* @row as one line to @out. 0, or -1 when @out has a write error. */
+int est_row_write(FILE *out, const struct est_row *row);
+
+/*
+ * A line (without its line end) back into @row: 0, or -1 with what is
+ * wrong (not a row, another format version, an unknown, repeated, missing
+ * or malformed field).
+ */
+int est_row_parse(const char *line, struct est_row *row, char *err, size_t errlen);
+
+/*
+ * Whether @row belongs to the sweep over @axes (@naxes) at @opt of @cap:
+ * its grid's size, its point in range, its kernel, schedule, run length
+ * and every knob those of that point, its capture figures @cap's. 0, or
+ * -1 with the first difference.
+ */
+int est_row_check(const struct est_row *row, const struct est_options *opt,
+		  const struct est_axis *axes, size_t naxes, const struct est_capture *cap,
+		  char *err, size_t errlen);
+
+/*
+ * Read the rows of that sweep from @in (named @name in messages): blank
+ * lines and '#' comments are skipped, every other line must be a row that
+ * est_row_check accepts, at most one a point. Point I's figures go to
+ * @out[I] (no series: est_result_free is not needed) and its line to
+ * @line_of[I], which is 0 for a point not seen yet (both of
+ * est_grid_size() entries, @line_of zeroed by the caller). 0, or -1 with
+ * "NAME:LINE: what is wrong". Missing points are the caller's to find
+ * (their @line_of is still 0).
+ */
+int est_rows_read(FILE *in, const char *name, const struct est_options *opt,
+		  const struct est_axis *axes, size_t naxes, const struct est_capture *cap,
+		  struct est_result *out, unsigned *line_of, char *err, size_t errlen);
 
 #endif

@@ -6,7 +6,9 @@
  * recommendation for a CPU budget, and whole estimates of captures written
  * here with known contents, whose savings follow from KSM's rules: equal
  * pages share one, zero pages go to the zero page with use_zero_pages, and
- * a snapshot changes the saving at its own time into the run, not before.
+ * a snapshot changes the saving at its own time into the run, not before;
+ * and a sweep in pieces: a point's row reads back to the same bits, and
+ * rows that are malformed, of another sweep, repeated or foreign are refused.
  */
 #include <check.h>
 #include <errno.h>
@@ -410,6 +412,225 @@ START_TEST(default_time_covers_four_scans_past_the_last_snapshot)
 }
 END_TEST
 
+/* ---- a sweep in pieces: rows ------------------------------------------------------------ */
+
+/* Point @point of the sweep "pages_to_scan=100,1000;use_zero_pages=0,1" over the defaults. */
+static void sample_row(struct est_row *row, size_t point, struct est_axis *axes,
+		       struct est_options *opt)
+{
+	struct est_result r = {
+		.streams = 2, .snapshots = 3, .last_snapshot_ns = 6000081106ull,
+		.present_pages = 1542, .most_saved = 1006, .t90_ns = 687715060,
+		.cpu_mean = 1.0 / 3.0, .cpu_steady = 0.1 + 0.2, .settled = true,
+	};
+	struct est_options at;
+	char err[256];
+
+	r.last = (struct est_point){ .time_ns = 10013757391ull, .ksmd_cpu_ns = 25107391,
+				     .full_scans = 27, .pages_shared = 524, .pages_sharing = 1004,
+				     .ksm_zero_pages = 0, .general_profit = -4013696 };
+	memset(opt, 0, sizeof(*opt));
+	est_knobs_default(&opt->knobs);
+	opt->kernel = WL_KERNEL_6_12;
+	opt->schedule = EST_BY_SCANS;
+	opt->scans = 9;
+	ck_assert_int_eq(est_axis_parse("pages_to_scan=100,1000", &axes[0], err, sizeof(err)), 0);
+	ck_assert_int_eq(est_axis_parse("use_zero_pages=0,1", &axes[1], err, sizeof(err)), 0);
+	at = *opt;
+	est_grid_point(axes, 2, point, &opt->knobs, &at.knobs);
+	est_row_of(row, point, 4, &at, &r);
+}
+
+static struct est_capture sample_capture(void)
+{
+	return (struct est_capture){ .streams = 2, .snapshots = 3, .present_pages = 1542,
+				     .most_saved = 1006 };
+}
+
+/* @row as the line est_row_write writes (without its '\n'), into @buf. */
+static void row_line(const struct est_row *row, char *buf, size_t len)
+{
+	FILE *f = fmemopen(buf, len, "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(est_row_write(f, row), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strchr(buf, '\n'));
+	*strchr(buf, '\n') = '\0';
+}
+
+START_TEST(a_row_reads_back_to_the_same_bits)
+{
+	struct est_axis axes[2];
+	struct est_options opt;
+	struct est_row row, back;
+	struct est_capture cap = sample_capture();
+	char line[4096], err[256];
+
+	sample_row(&row, 3, axes, &opt);
+	row_line(&row, line, sizeof(line));
+	ck_assert_msg(est_row_parse(line, &back, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(back.point, 3);
+	ck_assert_uint_eq(back.points, 4);
+	ck_assert_int_eq(back.kernel, WL_KERNEL_6_12);
+	ck_assert_int_eq(back.schedule, EST_BY_SCANS);
+	ck_assert_uint_eq(back.scans, 9);
+	ck_assert_mem_eq(&back.knobs, &row.knobs, sizeof(row.knobs));
+	ck_assert_mem_eq(&back.result.last, &row.result.last, sizeof(row.result.last));
+	ck_assert_int_eq(back.result.t90_ns, 687715060);
+	/* not 0.33333 nor 0.3: the very doubles, which the recommendation compares */
+	ck_assert(back.result.cpu_mean == 1.0 / 3.0);
+	ck_assert(back.result.cpu_steady == 0.1 + 0.2);
+	ck_assert(back.result.settled);
+	ck_assert_uint_eq(back.result.last_snapshot_ns, 6000081106ull);
+	ck_assert_msg(est_row_check(&back, &opt, axes, 2, &cap, err, sizeof(err)) == 0, "%s", err);
+}
+END_TEST
+
+/* Whether @line, est_row_parse'd, is refused with @why in the message. */
+static void refused(const char *line, const char *why)
+{
+	struct est_row row;
+	char err[256];
+
+	ck_assert_int_eq(est_row_parse(line, &row, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, why), "'%s': got '%s'", why, err);
+}
+
+START_TEST(a_malformed_row_is_refused)
+{
+	struct est_axis axes[2];
+	struct est_options opt;
+	struct est_row row;
+	char line[4096], bad[4200], *p;
+
+	sample_row(&row, 0, axes, &opt);
+	row_line(&row, line, sizeof(line));
+	refused("garbage", "not a row of ksmkit estimate --point");
+	refused("ksmkit-estimate-row 1 point=\033[31m", "byte 0x1b at column 29: not a row");
+	refused("ksmkit-estimate-row 2 point=0", "a row of format 2, not 1");
+	snprintf(bad, sizeof(bad), "%s frobs=1", line);
+	refused(bad, "no field is called 'frobs'");
+	snprintf(bad, sizeof(bad), "%s point=1", line);
+	refused(bad, "point is given twice");
+	snprintf(bad, sizeof(bad), "%s", line);
+	p = strstr(bad, " cpu_steady=");
+	*strchr(p + 1, ' ') = '\0'; /* everything after cpu_steady cut off */
+	refused(bad, "settled is missing");
+	snprintf(bad, sizeof(bad), "%s", line);
+	memcpy(strstr(bad, "t90_ns=") + 7, "x", 1);
+	refused(bad, "t90_ns=x");
+	snprintf(bad, sizeof(bad), "%s", line);
+	memcpy(strstr(bad, "points=4"), "points=-", 8);
+	refused(bad, "not a value of that field");
+	snprintf(bad, sizeof(bad), "%s", line);
+	memcpy(strstr(bad, "knob.use_zero_pages=0"), "knob.use_zero_pages=7", 21);
+	refused(bad, "knob.use_zero_pages=7");
+}
+END_TEST
+
+/* Whether @row is refused as a row of the sample sweep, with @why in the message. */
+static void foreign(const struct est_row *row, const struct est_options *opt,
+		    const struct est_axis *axes, const char *why)
+{
+	struct est_capture cap = sample_capture();
+	char err[256];
+
+	ck_assert_int_eq(est_row_check(row, opt, axes, 2, &cap, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, why), "'%s': got '%s'", why, err);
+}
+
+START_TEST(a_row_of_another_sweep_is_refused)
+{
+	struct est_axis axes[2];
+	struct est_options opt, other;
+	struct est_row row, r;
+
+	sample_row(&row, 1, axes, &opt);
+	r = row;
+	r.points = 6;
+	foreign(&r, &opt, axes, "a row of a sweep of 6 points, this one has 4");
+	r = row;
+	r.point = 4;
+	r.points = 4;
+	foreign(&r, &opt, axes, "point 4, but the sweep's are 0 to 3");
+	r = row;
+	r.knobs.value[WL_KNOB_USE_ZERO_PAGES] = 0; /* point 1 has use_zero_pages=1 */
+	foreign(&r, &opt, axes, "point 1 was run at use_zero_pages=0, this sweep's is at "
+				"use_zero_pages=1");
+	other = opt;
+	other.knobs.value[WL_KNOB_SLEEP_MILLISECS] = 10; /* the base set differs */
+	foreign(&row, &other, axes, "sleep_millisecs=20, this sweep's is at sleep_millisecs=10");
+	other = opt;
+	other.kernel = WL_KERNEL_6_18;
+	foreign(&row, &other, axes, "computed for kernel 6.12, this sweep is for 6.18");
+	other = opt;
+	other.schedule = EST_BY_TIME;
+	foreign(&row, &other, axes, "computed by scans, this sweep by time");
+	other = opt;
+	other.scans = 0;
+	foreign(&row, &other, axes, "stop_scans=9, this sweep for 0 and 0");
+	r = row;
+	r.result.present_pages = 1;
+	foreign(&r, &opt, axes, "pages present, not this one");
+}
+END_TEST
+
+/* est_rows_read of @text: its return, the message in @err. */
+static int read_rows(const char *text, struct est_result *out, unsigned *line_of, char *err,
+		     size_t errlen)
+{
+	struct est_axis axes[2];
+	struct est_options opt;
+	struct est_row row;
+	struct est_capture cap = sample_capture();
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int rc;
+
+	ck_assert_ptr_nonnull(f);
+	sample_row(&row, 0, axes, &opt);
+	memset(line_of, 0, 4 * sizeof(*line_of));
+	rc = est_rows_read(f, "rows", &opt, axes, 2, &cap, out, line_of, err, errlen);
+	fclose(f);
+	return rc;
+}
+
+START_TEST(rows_are_read_once_each_with_comments_between)
+{
+	struct est_axis axes[2];
+	struct est_options opt;
+	struct est_row row;
+	struct est_result out[4];
+	unsigned line_of[4];
+	char text[16384], err[512];
+	size_t len = 0;
+
+	len += (size_t)snprintf(text + len, sizeof(text) - len, "# the jobs' rows\n\n");
+	for (size_t p = 4; p-- > 1;) { /* any order; point 0 left out */
+		sample_row(&row, p, axes, &opt);
+		row_line(&row, text + len, sizeof(text) - len);
+		len += strlen(text + len);
+		text[len++] = '\n';
+		text[len] = '\0';
+	}
+	ck_assert_msg(read_rows(text, out, line_of, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(line_of[0], 0); /* missing: the caller's to say */
+	ck_assert_uint_eq(line_of[3], 3);
+	ck_assert_uint_eq(line_of[1], 5);
+	ck_assert(out[1].cpu_steady == 0.1 + 0.2);
+	ck_assert_ptr_null(out[1].series);
+	/* point 2 again, at the end */
+	sample_row(&row, 2, axes, &opt);
+	row_line(&row, text + len, sizeof(text) - len);
+	ck_assert_int_eq(read_rows(text, out, line_of, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "rows:6: a second row for point 2 (the first is line 4)");
+	text[len] = '\0';
+	snprintf(text + len, sizeof(text) - len, "ksmkit-estimate-row 1 point=\n");
+	ck_assert_int_eq(read_rows(text, out, line_of, err, sizeof(err)), -1);
+	ck_assert_msg(strncmp(err, "rows:6: point=: ", 16) == 0, "%s", err);
+}
+END_TEST
+
 static Suite *estimate_suite(void)
 {
 	Suite *s = suite_create("estimate");
@@ -435,6 +656,13 @@ static Suite *estimate_suite(void)
 	tcase_add_test(tc, the_workload_text_names_every_stream_and_knob);
 	tcase_add_test(tc, a_damaged_capture_is_refused);
 	tcase_add_test(tc, default_time_covers_four_scans_past_the_last_snapshot);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rows");
+	tcase_add_test(tc, a_row_reads_back_to_the_same_bits);
+	tcase_add_test(tc, a_malformed_row_is_refused);
+	tcase_add_test(tc, a_row_of_another_sweep_is_refused);
+	tcase_add_test(tc, rows_are_read_once_each_with_comments_between);
 	suite_add_tcase(s, tc);
 	return s;
 }
