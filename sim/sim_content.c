@@ -348,10 +348,26 @@ static uint8_t window_byte(const struct sim_patched *e, uint32_t k)
 	return (uint8_t)(e->window >> (8 * k));
 }
 
+/* How many of the @n sorted patches lie before byte @offset. */
+static uint32_t patches_before(const struct sim_patch_byte *patch, uint32_t n, uint32_t offset)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (patch[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 uint8_t sim_content_byte(const struct sim_content_store *cs, uint64_t token, uint32_t offset)
 {
 	const struct sim_patched *e;
-	uint32_t lo, hi;
+	uint32_t lo;
 
 	if (!sim_content_is_patched(token))
 		return word_byte(token, offset);
@@ -361,16 +377,7 @@ uint8_t sim_content_byte(const struct sim_content_store *cs, uint64_t token, uin
 			return window_byte(e, offset - e->start);
 		return word_byte(e->base, offset);
 	}
-	lo = 0;
-	hi = e->npatch;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if (e->patch[mid].offset < offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = patches_before(e->patch, e->npatch, offset);
 	if (lo < e->npatch && e->patch[lo].offset == offset)
 		return e->patch[lo].byte;
 	return word_byte(e->base, offset);
@@ -770,21 +777,6 @@ static uint64_t intern(struct sim_content_store *cs, uint64_t base, struct patch
 	return add_content(cs, base, pb, npatch, h, listed);
 }
 
-/* How many of @v's patches lie before byte @offset (they are sorted). */
-static uint32_t patches_before(const struct view *v, uint32_t offset)
-{
-	uint32_t lo = 0, hi = v->npatch;
-
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if (v->patch[mid].offset < offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
 
 uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, uint32_t offset,
 				 uint64_t value)
@@ -809,7 +801,7 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 			return UINT64_MAX;
 	}
 	/* old patches before the write, the written bytes, old patches after */
-	n = i = patches_before(&v, offset);
+	n = i = patches_before(v.patch, v.npatch, offset);
 	memcpy(patch, v.patch, n * sizeof(*patch));
 	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++) {
 		uint32_t off = offset + k;
