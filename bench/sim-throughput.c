@@ -302,6 +302,15 @@ static int kernel_figures(const struct mix *m, const char *path, double out[2], 
 	return 0;
 }
 
+/* Was a kernel trace given for any of the mixes measured? */
+static bool any_kernel_trace(const bool *want, const char *const *kernel_trace)
+{
+	for (size_t m = 0; m < NMIXES; m++)
+		if (want[m] && kernel_trace[m])
+			return true;
+	return false;
+}
+
 static int usage(const char *argv0)
 {
 	fprintf(stderr,
@@ -395,7 +404,7 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("# sim-throughput: pages_to_scan = all, sleep 0, smart_scan 0, %u full scans;\n"
-	       "# host time per scan, median over the phase's scans (and of %d runs at %s)\n",
+	       "# CPU time per scan, median over the phase's scans (and of %d runs at %s)\n",
 	       SCANS, runs, size[0].text);
 	printf("%-11s %-7s %-6s %12s %10s %9s %12s\n", "mix", "size", "phase", "s/scan",
 	       "ns/page", "setup s", "bytes/page");
@@ -432,6 +441,10 @@ int main(int argc, char **argv)
 				}
 				printf("\n");
 			}
+	}
+	if (!any_kernel_trace(want, kernel_trace)) {
+		printf("\n# the real ksmd: no kernel trace given (--kernel MIX=TRACE.csv)\n");
+		return 0;
 	}
 	printf("\n# the real ksmd at %s: ksmd CPU s/scan (median of the phase's scans) "
 	       "and the simulator's speed-up over it\n", size[0].text);
