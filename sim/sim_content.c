@@ -802,7 +802,8 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 	}
 	/* old patches before the write, the written bytes, old patches after */
 	n = i = patches_before(v.patch, v.npatch, offset);
-	memcpy(patch, v.patch, n * sizeof(*patch));
+	if (n) /* a plain token's view has no patch array at all */
+		memcpy(patch, v.patch, n * sizeof(*patch));
 	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++) {
 		uint32_t off = offset + k;
 		uint8_t old = word_byte(v.base, off), new = (uint8_t)(value >> (8 * k));
@@ -814,7 +815,8 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 			patch[n++] = (struct sim_patch_byte){ (uint16_t)off, new };
 	}
 	after = v.npatch - i;
-	memcpy(patch + n, v.patch + i, after * sizeof(*patch));
+	if (after)
+		memcpy(patch + n, v.patch + i, after * sizeof(*patch));
 	n += after;
 	pb = (struct patch_buf){ patch, patch != small, false };
 	if (n && listed)
