@@ -225,17 +225,6 @@ static struct sim_patched *entry_of(const struct sim_content_store *cs, uint64_t
 	return &cs->entry[token - SIM_TOKEN_PATCHED];
 }
 
-/*
- * The top bit of sim_patched.refs marks a content kept out of the intern
- * table (a fresh value's write, sim_content_after_write); the bits below
- * count the frames that hold it.
- */
-#define REFS_UNLISTED (UINT32_C(1) << 31)
-
-static bool entry_listed(const struct sim_patched *e)
-{
-	return !(e->refs & REFS_UNLISTED);
-}
 
 int sim_content_store_init(struct sim_content_store *cs)
 {
@@ -329,9 +318,9 @@ void sim_content_unref(struct sim_content_store *cs, uint64_t token)
 		return;
 	id = (uint32_t)(token - SIM_TOKEN_PATCHED);
 	e = &cs->entry[id];
-	if (--e->refs & ~REFS_UNLISTED)
+	if (--e->refs & ~SIM_REFS_UNLISTED)
 		return;
-	if (entry_listed(e)) {
+	if (sim_patched_listed(e)) {
 		unlink_from_bucket(cs, id);
 		cs->live--;
 	}
@@ -596,7 +585,7 @@ static int grow_buckets(struct sim_content_store *cs)
 		return -1;
 	for (uint32_t id = 1; id < cs->nentries; id++)
 		/* live contents always have patches */
-		if (cs->entry[id].npatch && entry_listed(&cs->entry[id]))
+		if (cs->entry[id].npatch && sim_patched_listed(&cs->entry[id]))
 			table_insert(b, n, id, cs->entry[id].bytes_hash);
 	free(cs->bucket);
 	cs->bucket = b;
@@ -746,7 +735,7 @@ static uint64_t add_content(struct sim_content_store *cs, uint64_t base, struct 
 	}
 	e->bytes_hash = h;
 	if (!listed) {
-		e->refs = REFS_UNLISTED;
+		e->refs = SIM_REFS_UNLISTED;
 		return SIM_TOKEN_PATCHED + id;
 	}
 	table_insert(cs->bucket, cs->nbuckets, id, h);
@@ -777,7 +766,6 @@ static uint64_t intern(struct sim_content_store *cs, uint64_t base, struct patch
 	return add_content(cs, base, pb, npatch, h, listed);
 }
 
-
 uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, uint32_t offset,
 				 uint64_t value)
 {
@@ -793,7 +781,7 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 	 * content's (the caller's unref unlinks it when this was its last
 	 * frame) so that it overlaps the probe for the new one.
 	 */
-	if (sim_content_is_patched(token) && entry_listed(entry_of(cs, token)))
+	if (sim_content_is_patched(token) && sim_patched_listed(entry_of(cs, token)))
 		__builtin_prefetch(&cs->bucket[(uint32_t)h & (cs->nbuckets - 1)], 1);
 	if (v.npatch + CONTENT_WORD_SIZE > sizeof(small) / sizeof(small[0])) {
 		patch = malloc((v.npatch + CONTENT_WORD_SIZE) * sizeof(*patch));

@@ -94,6 +94,19 @@ static inline bool sim_content_is_patched(uint64_t token)
 }
 
 /*
+ * The top bit of sim_patched.refs marks a content kept out of the intern
+ * table (a fresh value's write, sim_content_after_write); the bits below
+ * count the frames that hold it.
+ */
+#define SIM_REFS_UNLISTED (UINT32_C(1) << 31)
+
+/* Is the entry in the intern table? */
+static inline bool sim_patched_listed(const struct sim_patched *e)
+{
+	return !(e->refs & SIM_REFS_UNLISTED);
+}
+
+/*
  * Prefetch hints for a coming write to a frame holding @token: stage 0 the
  * token's entry, stage 1 (after 0 has had time) the entry's intern bucket.
  */
@@ -109,7 +122,7 @@ static inline void sim_content_prefetch(const struct sim_content_store *cs, uint
 		__builtin_prefetch(e, 1);
 		return;
 	}
-	if (!(e->refs >> 31)) /* in the intern table */
+	if (sim_patched_listed(e))
 		__builtin_prefetch(&cs->bucket[(uint32_t)e->bytes_hash & (cs->nbuckets - 1)], 1);
 	if (e->start == SIM_PATCH_SPILLED) /* the patches the write copies */
 		for (uint32_t b = 0; b < e->npatch * sizeof(*e->patch) && b < 512; b += 64)

@@ -16,13 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A continuous writer between its start and end. */
 /* The step between a writer's last two pages: where to prefetch (prefetch_ahead). */
 struct stride {
 	uint64_t last;
 	int64_t step;
 };
 
+/* A continuous writer between its start and end. */
 struct stream {
 	struct wl_rng rng;
 	struct wl_page_iter it;

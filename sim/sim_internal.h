@@ -302,9 +302,10 @@ static inline unsigned sim_tree_nid(const struct sim *s, unsigned node)
 
 /*
  * Prefetching pays where the pools outgrow the caches: from this many page
- * slots on (48 bytes each with their frames, so 48 MiB), visits and writes
- * start on the pages ahead; below it the extra work only costs (measured
- * with bench/sim-throughput: 2.4x the steady visit at 512 MiB).
+ * slots on (48 bytes each with their frames, so 48 MiB), visits start on the
+ * pages ahead; below it the extra work only costs (measured with
+ * bench/sim-throughput: 2.4x the steady visit at 512 MiB). Writes, which
+ * cost far more than a visit, prefetch at every size (sim_prefetch_write).
  */
 #define SIM_PREFETCH_MIN_SLOTS (1u << 20)
 
