@@ -10,7 +10,8 @@
  * shortest counterexample or depth-first under a depth bound, and checks
  * named invariants after every step: data integrity, KSM pages read-only,
  * the trees' shape, the max_page_sharing limit, the counters, NUMA
- * separation, ksmd's volatility rule, and bounded liveness.
+ * separation, ksmd's volatility rule, deadlock freedom (ksm_thread_mutex is
+ * part of the state), and bounded liveness.
  *
  * Visited states are remembered by 64-bit fingerprints (XXH3 over the
  * behaviour-relevant state, sim_mc.h): two distinct states share one with
@@ -79,6 +80,7 @@ enum mc_invariant {
 	MC_INV_COUNTERS,      /* every counter equals its recomputation from the state */
 	MC_INV_NUMA,          /* merge_across_nodes = 0: no KSM page spans nodes */
 	MC_INV_VOLATILITY,    /* a page whose bytes changed since its last visit waits */
+	MC_INV_DEADLOCK,      /* no lock outlives its holder, no one waits forever */
 	MC_INV_LIVENESS,      /* once the user stops, K full scans merge every group */
 	MC_INV_COUNT
 };

@@ -28,6 +28,36 @@ bool mc_store_is_split(enum wl_knob knob)
 	return knob == WL_KNOB_MERGE_ACROSS_NODES || knob == WL_KNOB_MAX_PAGE_SHARING;
 }
 
+bool mc_store_takes_mutex(enum wl_knob knob)
+{
+	/* run_store takes it too (MC_ACT_RUN); the split stores do, under it */
+	return mc_store_is_split(knob);
+}
+
+const char *mc_lock_name(enum mc_lock l)
+{
+#define MC_LOCK_NAME_(name, text) [MC_LOCK_##name] = text,
+	static const char *const names[MC_LOCK_COUNT] = { MC_LOCKS(MC_LOCK_NAME_) };
+#undef MC_LOCK_NAME_
+
+	return l < MC_LOCK_COUNT ? names[l] : "?";
+}
+
+/*
+ * Whether a batch of ksmd (pages_to_scan pages, read when it starts) can end
+ * before its full scan does: a full scan processes each of at most @worst
+ * page slots once, so a batch longer than that always ends at the wrap.
+ */
+static bool batch_can_end_by_count(const struct mc_config *cfg, unsigned worst)
+{
+	uint64_t fewest = cfg->knobs[WL_KNOB_PAGES_TO_SCAN];
+
+	for (unsigned i = 0; cfg->budget[MC_B_STORES] && i < cfg->nstores; i++)
+		if (cfg->store[i].knob == WL_KNOB_PAGES_TO_SCAN && cfg->store[i].value < fewest)
+			fewest = cfg->store[i].value;
+	return fewest <= worst;
+}
+
 const char *mc_config_description(const struct mc_config *cfg)
 {
 	return cfg->description;
@@ -503,6 +533,7 @@ static int check_whole(struct mc_config *cfg, struct mc_error *err)
 	if (cfg->search == MC_SEARCH_DFS && !cfg->depth)
 		return mc_fail(err, cfg->path, 0, "[check] search = dfs needs depth = N");
 	cfg->nslots_initial = slots + 1;
+	cfg->batch_by_count = batch_can_end_by_count(cfg, worst);
 	return 0;
 }
 

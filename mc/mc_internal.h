@@ -10,6 +10,14 @@
  * the value of the last write at the configuration's offset). Data integrity
  * compares it with the simulator's bytes; it is kept apart from the simulator
  * so that a simulator bug cannot hide itself.
+ *
+ * Locks (docs/model-checking.md, "Locks"): mc_extra also holds who holds
+ * each lock that a modelled path keeps across steps. That is
+ * ksm_thread_mutex alone: ksmd holds it for a whole batch, and the run,
+ * merge_across_nodes and max_page_sharing stores take it. Every other lock
+ * of the modelled paths (the mmap lock around a page's walk or an madvise,
+ * the page lock around a merge, ksm_mmlist_lock) is taken and released
+ * inside one step, so it can neither block another step nor deadlock.
  */
 #ifndef KSMKIT_MC_INTERNAL_H
 #define KSMKIT_MC_INTERNAL_H
@@ -98,15 +106,38 @@ struct mc_config {
 	unsigned nregions;
 	unsigned nr_nodes;
 	unsigned nslots_initial; /* page slots after setup */
+	/* a batch of pages_to_scan pages can end before a full scan does */
+	bool batch_by_count;
 	/* abstract contents: id = base * (nvalues + 1) + written */
 	struct mc_content content[MC_MAX_VALUES * (MC_MAX_VALUES + 1)];
 	unsigned ncontents;
+};
+
+/* The locks a state records (mc_extra.lock[]): X(ENUM, "kernel name"). */
+#define MC_LOCKS(X) X(KSM_THREAD_MUTEX, "ksm_thread_mutex")
+#define MC_LOCK_ENUM_(name, text) MC_LOCK_##name,
+enum mc_lock { MC_LOCKS(MC_LOCK_ENUM_) MC_LOCK_COUNT };
+#undef MC_LOCK_ENUM_
+
+/* Who holds a lock: nobody, ksmd, or store[h - MC_HOLDER_STORE] (its syscall). */
+enum mc_holder {
+	MC_HOLDER_NONE = 0,
+	MC_HOLDER_KSMD = 1,
+	MC_HOLDER_STORE = 2,
 };
 
 /* The model's part of a state. Only [0, nslots) of expect[] is meaningful. */
 struct mc_extra {
 	uint8_t budget[MC_B_COUNT];
 	int8_t pending;          /* store[] index begun and not yet committed, or -1 */
+	uint8_t lock[MC_LOCK_COUNT]; /* each lock's holder: enum mc_holder */
+	/*
+	 * While ksmd holds ksm_thread_mutex (a batch in progress): the pages
+	 * it may still process before the batch ends by count; 0 between
+	 * batches. Where no batch can end by count (mc_config.batch_by_count
+	 * false) it is only 1 or 0, so that it adds no states.
+	 */
+	uint8_t batch_left;
 	uint8_t nprocs;          /* processes so far (fork children get names) */
 	uint16_t nslots;
 	uint8_t expect[MC_MAX_SLOTS]; /* per page slot: content id or MC_NO_CONTENT */
@@ -144,6 +175,10 @@ struct mc_effect {
 /* --- mc_config.c --------------------------------------------------------- */
 /* Whether a knob's store is split around ksm_thread_mutex (checks state). */
 bool mc_store_is_split(enum wl_knob knob);
+/* Whether a knob's store (its committing half, when split) takes ksm_thread_mutex. */
+bool mc_store_takes_mutex(enum wl_knob knob);
+/* The kernel's name of lock @l. */
+const char *mc_lock_name(enum mc_lock l);
 
 /* --- mc_model.c: the transition system --------------------------------------- */
 
@@ -155,8 +190,16 @@ size_t mc_enabled(const struct mc_config *cfg, const struct sim *s, const struct
 		  struct mc_action *out, size_t max);
 #define MC_MAX_ACTIONS (1 + MC_MAX_SLOTS * (MC_MAX_VALUES + 3) + 4 * MC_MAX_PROCS + \
 			MC_MAX_STORES + 4)
-/* One ksmd page step (time kept still); fills @eff. */
-void mc_ksmd_page_step(struct sim *s, struct mc_effect *eff);
+/*
+ * One ksmd page step (time kept still); fills @eff. With @x, ksmd takes
+ * ksm_thread_mutex if its batch is just starting and releases it when the
+ * batch ends (the wrap, or pages_to_scan pages); NULL for ksmd alone (a
+ * liveness continuation, where no one else takes the mutex).
+ */
+void mc_ksmd_page_step(const struct mc_config *cfg, struct sim *s, struct mc_extra *x,
+		       struct mc_effect *eff);
+/* Whether ksmd could step but waits for a lock (a deadlock's blocked actor). */
+bool mc_ksmd_blocked(const struct sim *s, const struct mc_extra *x);
 /* Apply a user action (not MC_ACT_KSMD) to @s and @x; fills @eff. */
 void mc_apply_user(const struct mc_config *cfg, struct sim *s, struct mc_extra *x,
 		   const struct mc_action *a, struct mc_effect *eff);

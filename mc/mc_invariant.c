@@ -5,7 +5,8 @@
  * State invariants look at one state: the shadow of expected contents
  * against the simulator's bytes (data), PTE permissions (ksm-readonly), the
  * trees' structure (stable-tree, unstable-tree), the kept counters against a
- * recount (counters), node separation (numa). Transition invariants also look
+ * recount (counters), node separation (numa), the locks (deadlock).
+ * Transition invariants also look
  * at the state before a ksmd step and at the page it processed (visit,
  * max-sharing, volatility). Liveness's goal, mc_all_merged(), is here; the
  * K-scan runs that test it are the search's (mc_search.c). Everything reads
@@ -60,6 +61,12 @@ static const struct {
 		"checksum differs from the new one) is called volatile: at that visit it enters "
 		"no unstable tree and (kernel 6.18; 6.10 may join an existing KSM page first) "
 		"is merged with nothing" },
+	[MC_INV_DEADLOCK] = { "deadlock",
+		"no lock is held by an actor that has finished (a store that returned with "
+		"ksm_thread_mutex held: ksmd's next batch and every later store that takes it "
+		"would wait forever), and no state has nothing left but steps waiting for a lock; "
+		"ksmd holds ksm_thread_mutex for a whole batch, and the run, merge_across_nodes "
+		"and max_page_sharing stores take it" },
 	[MC_INV_LIVENESS] = { "liveness",
 		"once the user stops (from every state reached by a user action, with run = 1 and "
 		"no store in progress), liveness_scans full scans of ksmd alone leave every group "
@@ -766,6 +773,43 @@ static bool check_volatility(const struct ctx *c, const struct sim *parent, uint
 							: "merged it");
 }
 
+/* --- deadlock ----------------------------------------------------------------------------- */
+
+/*
+ * A lock whose holder has finished: every step that takes the lock waits
+ * forever. Only a store can be such a holder (ksmd holds the mutex only
+ * while its batch runs, and its batch always goes on).
+ */
+static bool check_lock_holders(const struct ctx *c, const struct mc_extra *x)
+{
+	for (int l = 0; l < MC_LOCK_COUNT; l++) {
+		const struct mc_store *st;
+
+		if (x->lock[l] < MC_HOLDER_STORE)
+			continue;
+		st = &c->cfg->store[x->lock[l] - MC_HOLDER_STORE];
+		return failf(c, "%s is still held by the store %s=%s, which has returned: ksmd's "
+			     "next batch and every later store that takes %s wait for it forever",
+			     mc_lock_name((enum mc_lock)l), wl_knob_info(st->knob)->name, st->text,
+			     mc_lock_name((enum mc_lock)l));
+	}
+	return true;
+}
+
+/* Nothing can run, yet ksmd waits for a lock: every actor is blocked for good. */
+static bool check_someone_can_run(const struct ctx *c, const struct mc_extra *x)
+{
+	if (!mc_ksmd_blocked(c->s, x) || mc_enabled(c->cfg, c->s, x, NULL, 0) > 0)
+		return true;
+	return failf(c, "no step can run: ksmd waits for %s, and no one else can act",
+		     mc_lock_name(MC_LOCK_KSM_THREAD_MUTEX));
+}
+
+static bool check_deadlock(const struct ctx *c, const struct mc_extra *x)
+{
+	return check_lock_holders(c, x) && check_someone_can_run(c, x);
+}
+
 /* --- entry points ----------------------------------------------------------------------- */
 
 static bool check_state(const struct ctx *c, int inv, const struct mc_extra *x)
@@ -777,6 +821,7 @@ static bool check_state(const struct ctx *c, int inv, const struct mc_extra *x)
 	case MC_INV_UNSTABLE_TREE: return check_unstable(c);
 	case MC_INV_COUNTERS: return check_counters(c);
 	case MC_INV_NUMA: return check_numa(c);
+	case MC_INV_DEADLOCK: return check_deadlock(c, x);
 	default: return true;
 	}
 }
@@ -929,5 +974,6 @@ bool mc_all_merged(const struct mc_config *cfg, const struct sim *s, char *msg, 
 
 bool mc_liveness_applies(const struct sim *s, const struct mc_extra *x)
 {
-	return sim_run(s) == 1 && x->pending < 0;
+	/* ... and ksmd is not waiting for a lock that no one will release */
+	return sim_run(s) == 1 && x->pending < 0 && !mc_ksmd_blocked(s, x);
 }

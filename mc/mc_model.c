@@ -12,6 +12,11 @@
  * (merge_across_nodes, max_page_sharing) are two actions: what the kernel
  * does before taking the mutex (sim_knob_store_begin), and the store itself,
  * with ksmd free to run in between, as it is in the kernel.
+ *
+ * ksm_thread_mutex is state (mc_internal.h): ksmd takes it at the first step
+ * of a batch and releases it when the batch ends, so the steps that take it
+ * (a store's committing half, a run store) are enabled only between ksmd's
+ * batches, and ksmd's first step only while no store holds it.
  */
 #include "mc_internal.h"
 
@@ -175,18 +180,37 @@ static void process_actions(const struct mc_config *cfg, const struct sim *s,
 	}
 }
 
+static bool mutex_free(const struct mc_extra *x)
+{
+	return x->lock[MC_LOCK_KSM_THREAD_MUTEX] == MC_HOLDER_NONE;
+}
+
 static void store_actions(const struct mc_config *cfg, const struct sim *s,
 			  const struct mc_extra *x, struct emitter *e)
 {
-	if (x->pending >= 0)
+	/* the committing half and run_store wait for ksm_thread_mutex */
+	if (x->pending >= 0 && mutex_free(x))
 		emit(e, MC_ACT_STORE_COMMIT, (uint8_t)x->pending, 0, 0);
 	for (unsigned i = 0; x->budget[MC_B_STORES] && x->pending < 0 && i < cfg->nstores; i++)
-		emit(e, mc_store_is_split(cfg->store[i].knob) ? MC_ACT_STORE_BEGIN : MC_ACT_STORE,
-		     (uint8_t)i, 0, 0);
+		if (mc_store_is_split(cfg->store[i].knob))
+			emit(e, MC_ACT_STORE_BEGIN, (uint8_t)i, 0, 0);
+		else if (!mc_store_takes_mutex(cfg->store[i].knob) || mutex_free(x))
+			emit(e, MC_ACT_STORE, (uint8_t)i, 0, 0);
 	/* writing run's current value does nothing: not an action */
-	for (unsigned i = 0; x->budget[MC_B_RUNS] && i < cfg->nrun_values; i++)
+	for (unsigned i = 0; x->budget[MC_B_RUNS] && mutex_free(x) && i < cfg->nrun_values; i++)
 		if (cfg->run_value[i] != sim_run(s))
 			emit(e, MC_ACT_RUN, cfg->run_value[i], 0, 0);
+}
+
+/* ksmd can step: in a batch (it holds the mutex), or starting one (it is free). */
+static bool ksmd_enabled(const struct sim *s, const struct mc_extra *x)
+{
+	return x->batch_left || (sim_ksmd_runnable(s) && mutex_free(x));
+}
+
+bool mc_ksmd_blocked(const struct sim *s, const struct mc_extra *x)
+{
+	return !x->batch_left && sim_ksmd_runnable(s) && !mutex_free(x);
 }
 
 size_t mc_enabled(const struct mc_config *cfg, const struct sim *s, const struct mc_extra *x,
@@ -194,7 +218,7 @@ size_t mc_enabled(const struct mc_config *cfg, const struct sim *s, const struct
 {
 	struct emitter e = { out, max, 0 };
 
-	if (sim_ksmd_runnable(s))
+	if (ksmd_enabled(s, x))
 		emit(&e, MC_ACT_KSMD, 0, 0, 0);
 	page_actions(cfg, s, x, &e);
 	process_actions(cfg, s, x, &e);
@@ -218,9 +242,29 @@ static uint32_t processed_slot(const struct sim *s)
 	return 0;
 }
 
-void mc_ksmd_page_step(struct sim *s, struct mc_effect *eff)
+/* ksmd's batch ends (ksm_do_scan returns): it releases the mutex. */
+static void end_batch(struct mc_extra *x)
+{
+	x->batch_left = 0;
+	x->lock[MC_LOCK_KSM_THREAD_MUTEX] = MC_HOLDER_NONE;
+}
+
+/* ksm_scan_thread takes the mutex and starts a batch of pages_to_scan pages. */
+static void start_batch(const struct mc_config *cfg, const struct sim *s, struct mc_extra *x)
+{
+	uint64_t n = sim_knob(s, WL_KNOB_PAGES_TO_SCAN);
+
+	x->lock[MC_LOCK_KSM_THREAD_MUTEX] = MC_HOLDER_KSMD;
+	/* where no batch ends by count, only "in a batch" is state */
+	x->batch_left = !cfg->batch_by_count ? 1 : (uint8_t)(n < MC_MAX_SLOTS ? n : MC_MAX_SLOTS);
+}
+
+void mc_ksmd_page_step(const struct mc_config *cfg, struct sim *s, struct mc_extra *x,
+		       struct mc_effect *eff)
 {
 	memset(eff, 0, sizeof(*eff));
+	if (x && !x->batch_left)
+		start_batch(cfg, s, x);
 	eff->processed = sim_ksmd_step(s);
 	s->batch_cost_ns = 0; /* time stands still */
 	if (eff->processed)
@@ -228,6 +272,12 @@ void mc_ksmd_page_step(struct sim *s, struct mc_effect *eff)
 	else
 		eff->wraps = 1;
 	eff->ret = eff->processed;
+	if (!x)
+		return;
+	if (cfg->batch_by_count && eff->processed)
+		x->batch_left--;
+	if (eff->wraps || !x->batch_left || !sim_ksmd_runnable(s))
+		end_batch(x);
 }
 
 /* The content id of base @id after a write of values[v]. */
@@ -303,12 +353,22 @@ static long apply_store_begin(const struct mc_config *cfg, struct sim *s, struct
 	return ret;
 }
 
+/* The store's half under ksm_thread_mutex: mutex_lock, check and change, mutex_unlock. */
 static long apply_store_commit(const struct mc_config *cfg, struct sim *s, struct mc_extra *x)
 {
-	const struct mc_store *st = &cfg->store[x->pending];
+	unsigned i = (unsigned)x->pending;
+	const struct mc_store *st = &cfg->store[i];
+	long ret;
 
 	x->pending = -1;
-	return sim_knob_store(s, st->knob, st->value);
+	x->lock[MC_LOCK_KSM_THREAD_MUTEX] = (uint8_t)(MC_HOLDER_STORE + i);
+	ret = sim_knob_store(s, st->knob, st->value);
+	/* mutant mac-ebusy-leak: the EBUSY return skips mutex_unlock */
+	if (s->cfg.mutant == SIM_MUTANT_MAC_EBUSY_LEAK && ret == EBUSY &&
+	    st->knob == WL_KNOB_MERGE_ACROSS_NODES)
+		return ret;
+	x->lock[MC_LOCK_KSM_THREAD_MUTEX] = MC_HOLDER_NONE;
+	return ret;
 }
 
 static enum mc_budget budget_of(uint8_t kind)
@@ -369,6 +429,9 @@ void mc_apply_user(const struct mc_config *cfg, struct sim *s, struct mc_extra *
 	}
 	s->batch_cost_ns = 0;
 	x->nslots = (uint16_t)s->nslots;
+	/* ksmd's batch finds nothing left to scan (every mm gone): it ends */
+	if (x->batch_left && !sim_ksmd_runnable(s))
+		end_batch(x);
 }
 
 /* --- names ----------------------------------------------------------------------- */

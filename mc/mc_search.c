@@ -250,7 +250,7 @@ static unsigned simulate_settle(struct search *st, const struct sim *from,
 			break; /* more than k */
 		if (sim_clone_into(st->prev, s) != 0)
 			return SETTLE_UNKNOWN;
-		mc_ksmd_page_step(s, &eff);
+		mc_ksmd_page_step(st->cfg, s, NULL, &eff);
 		wraps += eff.wraps;
 		if (mc_check_transition(st->cfg, st->prev, &eff, s, why, sizeof(why)) ||
 		    mc_check_state(st->cfg, s, x, why, sizeof(why)))
@@ -273,13 +273,13 @@ static unsigned simulate_settle(struct search *st, const struct sim *from,
  * of a full scan with every invariant checked in between. Returns the
  * failing invariant + 1, 0, or -1 when out of memory.
  */
-static int ksmd_action(struct search *st, struct sim *c, const struct mc_extra *x,
+static int ksmd_action(struct search *st, struct sim *c, struct mc_extra *x,
 		       struct mc_effect *eff)
 {
 	int inv;
 
 	if (!st->cfg->ksmd_scan) {
-		mc_ksmd_page_step(c, eff);
+		mc_ksmd_page_step(st->cfg, c, x, eff);
 		return mc_check_transition(st->cfg, st->work, eff, c, st->msg, sizeof(st->msg));
 	}
 	memset(eff, 0, sizeof(*eff));
@@ -288,7 +288,7 @@ static int ksmd_action(struct search *st, struct sim *c, const struct mc_extra *
 
 		if (sim_clone_into(st->prev, c) != 0)
 			return -1;
-		mc_ksmd_page_step(c, &inner);
+		mc_ksmd_page_step(st->cfg, c, x, &inner);
 		eff->ret += inner.processed;
 		if ((inv = mc_check_transition(st->cfg, st->prev, &inner, c, st->msg,
 					       sizeof(st->msg))) ||

@@ -57,13 +57,13 @@ static void page_label(const struct mc_config *cfg, const struct sim *s, uint32_
 }
 
 /* One ksmd page step, described. @before is scratch. */
-static void replay_ksmd_page(const struct mc_config *cfg, struct sim *s, struct sim *before,
-			     struct mc_trace_step *st, uint64_t *scans)
+static void replay_ksmd_page(const struct mc_config *cfg, struct sim *s, struct mc_extra *x,
+			     struct sim *before, struct mc_trace_step *st, uint64_t *scans)
 {
 	char where[200];
 
 	sim_clone_into(before, s);
-	mc_ksmd_page_step(s, &st->effect);
+	mc_ksmd_page_step(cfg, s, x, &st->effect);
 	if (st->effect.processed) {
 		page_label(cfg, s, st->effect.slot, st, where, sizeof(where));
 		snprintf(st->text, sizeof(st->text), "ksmd: %.150s: %.40s", where,
@@ -75,13 +75,14 @@ static void replay_ksmd_page(const struct mc_config *cfg, struct sim *s, struct 
 	}
 }
 
-static void replay_ksmd_scan(struct sim *s, struct mc_trace_step *st, uint64_t *scans)
+static void replay_ksmd_scan(const struct mc_config *cfg, struct sim *s, struct mc_extra *x,
+			     struct mc_trace_step *st, uint64_t *scans)
 {
 	unsigned pages = 0;
 	struct mc_effect eff;
 
 	do {
-		mc_ksmd_page_step(s, &eff);
+		mc_ksmd_page_step(cfg, s, x, &eff);
 		pages += eff.processed;
 	} while (!eff.wraps && sim_ksmd_runnable(s));
 	st->effect = eff;
@@ -129,6 +130,11 @@ static void replay_user(const struct mc_config *cfg, struct sim *s, struct mc_ex
 	} else if (a->kind >= MC_ACT_STORE || st->effect.ret) {
 		snprintf(st->text + n, sizeof(st->text) - n, ": %s", errno_text(st->effect.ret));
 	}
+	n = strlen(st->text);
+	for (int l = 0; l < MC_LOCK_COUNT; l++)
+		if (x->lock[l] >= MC_HOLDER_STORE)
+			snprintf(st->text + n, sizeof(st->text) - n, ", returning with %s held",
+				 mc_lock_name((enum mc_lock)l));
 }
 
 static struct mc_trace_step *new_step(struct mc_trace *t, size_t *cap)
@@ -176,9 +182,9 @@ struct mc_trace *mc_trace_build(const struct mc_config *cfg, unsigned mutant,
 		if (path[i].kind != MC_ACT_KSMD)
 			replay_user(cfg, s, &x, &path[i], st);
 		else if (cfg->ksmd_scan)
-			replay_ksmd_scan(s, st, &scans);
+			replay_ksmd_scan(cfg, s, &x, st, &scans);
 		else
-			replay_ksmd_page(cfg, s, before, st, &scans);
+			replay_ksmd_page(cfg, s, &x, before, st, &scans);
 		finish_step(s, st, scans);
 	}
 	t->liveness_from = t->nsteps;
@@ -190,10 +196,11 @@ struct mc_trace *mc_trace_build(const struct mc_config *cfg, unsigned mutant,
 		st->action = (struct mc_action){ MC_ACT_KSMD, 0, 0, 0 };
 		st->user_stopped = true;
 		st->between_scans = mc_between_scans(s);
+		/* ksmd alone: no one else takes the mutex */
 		if (cfg->ksmd_scan)
-			replay_ksmd_scan(s, st, &scans);
+			replay_ksmd_scan(cfg, s, NULL, st, &scans);
 		else
-			replay_ksmd_page(cfg, s, before, st, &scans);
+			replay_ksmd_page(cfg, s, NULL, before, st, &scans);
 		wraps += st->effect.wraps;
 		finish_step(s, st, scans);
 	}

@@ -231,6 +231,10 @@ static void write_all(FILE *f, const struct mc_config *cfg, const struct mc_resu
 		fprintf(f, "# Found with --mutant %s (%s); the simulator as written replays the "
 			   "same actions and may well behave correctly.\n",
 			mc_mutant_name(res->mutant), mc_mutant_doc(res->mutant));
+	if (res->invariant == MC_INV_DEADLOCK)
+		fprintf(f, "# What cannot be replayed: the deadlock. A workload has no lock to leak; "
+			   "the kernel,\n# like the simulator, answers the store and releases "
+			   "ksm_thread_mutex, and ksmd goes on.\n");
 	fprintf(f, "# Replay: ksmkit sim FILE.wl (the violation happens during full scan %llu).\n",
 		(unsigned long long)scans);
 	write_expected_rows(f, t);

@@ -5,7 +5,9 @@
  * A mutant is chosen at run time through struct sim_config's `mutant` field
  * (0: none, the simulator as written). Each one is a single
  * `if (s->cfg.mutant == SIM_MUTANT_X)` branch in the sim_*.c files, marked with a
- * comment naming it, so reading the hooks shows each bug exactly. The list
+ * comment naming it, so reading the hooks shows each bug exactly; a bug in a
+ * lock's handling is in mc/mc_model.c, since locks are the model checker's
+ * state (the simulator runs one step at a time and takes none). The list
  * below is the one place that names them: enum value, command-line name, and
  * what the mistake is. tests/check_mc.c asserts which invariant catches each.
  */
@@ -32,6 +34,10 @@
 	X(MAC_RACE, "mac-race",                                                          \
 	  "seed-004: the merge_across_nodes store checks run and pages_shared before "  \
 	  "taking ksm_thread_mutex, so ksmd can merge between the check and the change") \
+	X(MAC_EBUSY_LEAK, "mac-ebusy-leak",                                              \
+	  "seed-004: the merge_across_nodes store returns EBUSY from under "             \
+	  "ksm_thread_mutex without unlocking it, so ksmd's next batch and every "       \
+	  "later store that takes the mutex block forever")                              \
 	X(INSERT_REVERSED, "insert-reversed",                                            \
 	  "stable_tree_insert goes right where the stable search goes left")            \
 	X(ZERO_PAGE_UNCOUNTED, "zero-page-uncounted",                                    \

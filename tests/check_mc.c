@@ -5,7 +5,9 @@
  * configurations pass on the simulator as written, exhaustively, and under the
  * smart-scan fix, which also passes what upstream's smart scan fails; every
  * seeded bug (sim_mutant.h) is caught, each by the invariant named here; depth-first
- * search and state limits report themselves as not exhaustive; and a
+ * search and state limits report themselves as not exhaustive;
+ * ksm_thread_mutex is held across ksmd's batch and taken by the stores, and a
+ * leaked one is a deadlock with its shortest trace; and a
  * counterexample written as a workload file parses and replays on the
  * simulator's workload driver with the very counters the checker saw.
  */
@@ -401,6 +403,7 @@ static const struct {
 	{ "dup-over-limit", "chains.conf", "max-sharing", NULL },
 	{ "sharing-off-by-one", "fork.conf", "counters", NULL },
 	{ "mac-race", "mac-race.conf", "numa", NULL },
+	{ "mac-ebusy-leak", "mac-race.conf", "deadlock", NULL },
 	{ "insert-reversed", "zero-pages.conf", "stable-tree", NULL },
 	{ "zero-page-uncounted", "zero-pages.conf", "counters", NULL },
 	{ "cow-reuses-ksm", "numa.conf", "ksm-readonly", NULL },
@@ -745,6 +748,169 @@ START_TEST(t13_text_and_json_reports)
 }
 END_TEST
 
+/* --- locks ------------------------------------------------------------------------- */
+
+static bool has_action(const struct mc_action *a, size_t n, uint8_t kind)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].kind == kind)
+			return true;
+	return false;
+}
+
+/* The actions enabled in @s (@x), into @a; how many. */
+static size_t actions(const struct mc_config *cfg, const struct sim *s,
+		      const struct mc_extra *x, struct mc_action *a)
+{
+	size_t n = mc_enabled(cfg, s, x, a, MC_MAX_ACTIONS);
+
+	ck_assert_uint_le(n, MC_MAX_ACTIONS);
+	return n;
+}
+
+/*
+ * ksmd holds ksm_thread_mutex from a batch's first page to its end: the
+ * run store and a store's committing half wait for it, its begin does not.
+ */
+START_TEST(t23_ksmd_holds_the_mutex_for_its_batch)
+{
+	struct mc_config *cfg = load("mac-race.conf");
+	static struct mc_action a[MC_MAX_ACTIONS];
+	struct mc_effect eff;
+	struct mc_extra x;
+	char err[256];
+	struct sim *s = mc_initial_state(cfg, 0, &x, err, sizeof(err));
+	size_t n;
+
+	ck_assert_msg(s, "%s", err);
+	ck_assert(!cfg->batch_by_count); /* pages_to_scan 100, two pages */
+	n = actions(cfg, s, &x, a);
+	ck_assert(has_action(a, n, MC_ACT_RUN) && has_action(a, n, MC_ACT_STORE_BEGIN));
+	mc_ksmd_page_step(cfg, s, &x, &eff);
+	ck_assert(eff.processed);
+	ck_assert_uint_eq(x.lock[MC_LOCK_KSM_THREAD_MUTEX], MC_HOLDER_KSMD);
+	n = actions(cfg, s, &x, a);
+	ck_assert_msg(!has_action(a, n, MC_ACT_RUN), "run stored in the middle of ksmd's batch");
+	ck_assert(has_action(a, n, MC_ACT_STORE_BEGIN) && has_action(a, n, MC_ACT_KSMD));
+	/* begun now, the store commits only once the batch has ended */
+	for (size_t i = 0; i < n; i++)
+		if (a[i].kind == MC_ACT_STORE_BEGIN)
+			mc_apply_user(cfg, s, &x, &a[i], &eff);
+	ck_assert_int_eq(x.pending, 0);
+	n = actions(cfg, s, &x, a);
+	ck_assert(!has_action(a, n, MC_ACT_STORE_COMMIT));
+	ck_assert_int_eq(mc_check_state(cfg, s, &x, err, sizeof(err)), 0);
+	while (!eff.wraps) {
+		mc_ksmd_page_step(cfg, s, &x, &eff);
+		if (!eff.wraps)
+			ck_assert_uint_eq(x.lock[MC_LOCK_KSM_THREAD_MUTEX], MC_HOLDER_KSMD);
+	}
+	ck_assert_uint_eq(x.lock[MC_LOCK_KSM_THREAD_MUTEX], MC_HOLDER_NONE);
+	ck_assert_uint_eq(x.batch_left, 0);
+	n = actions(cfg, s, &x, a);
+	ck_assert(has_action(a, n, MC_ACT_STORE_COMMIT) && has_action(a, n, MC_ACT_RUN));
+	sim_free(s);
+	mc_config_free(cfg);
+}
+END_TEST
+
+/* pages_to_scan = 1: every page is a batch, and the mutex is free after each. */
+START_TEST(t24_a_batch_can_end_by_count)
+{
+	static const char text[] =
+		"[check]\npages_to_scan = 1\nsmart_scan = 0\nruns = 1\nrun_values = 0\n"
+		"[region a]\nprocess = p0\ncontents = 1,1,2\n";
+	static struct mc_action a[MC_MAX_ACTIONS];
+	struct mc_config *cfg;
+	struct mc_error err;
+	struct mc_effect eff;
+	struct mc_extra x;
+	struct mc_result res;
+	struct sim *s;
+
+	ck_assert_msg(mc_config_parse_buffer(text, strlen(text), "t.conf", &cfg, &err) == 0, "%s",
+		      err.text);
+	ck_assert(cfg->batch_by_count);
+	s = mc_initial_state(cfg, 0, &x, err.text, sizeof(err.text));
+	ck_assert_msg(s, "%s", err.text);
+	mc_ksmd_page_step(cfg, s, &x, &eff);
+	ck_assert(eff.processed);
+	ck_assert_uint_eq(x.lock[MC_LOCK_KSM_THREAD_MUTEX], MC_HOLDER_NONE);
+	ck_assert(has_action(a, actions(cfg, s, &x, a), MC_ACT_RUN));
+	sim_free(s);
+	res = run(cfg, NULL);
+	ck_assert_msg(res.verdict == MC_PASS, "%s: %s", mc_invariant_name(res.invariant),
+		      res.message);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+}
+END_TEST
+
+/* seed-004's second bug: the shortest trace to the leaked mutex, and its workload. */
+START_TEST(t25_a_leaked_mutex_is_a_deadlock)
+{
+	struct mc_config *cfg = load("mac-race.conf");
+	struct mc_options opt = { .mutant = (unsigned)mc_mutant_lookup("mac-ebusy-leak") };
+	struct mc_result res = run(cfg, &opt);
+	const struct mc_trace_step *last;
+	char why[512];
+	char *text;
+	int rc;
+
+	ck_assert_int_eq(res.verdict, MC_VIOLATION);
+	ck_assert_str_eq(mc_invariant_name(res.invariant), "deadlock");
+	ck_assert_msg(strstr(res.message, "ksm_thread_mutex is still held by the store "
+				       "merge_across_nodes=0, which has returned"), "%s", res.message);
+	/* scans 1-2 merge the pair (pages_shared 1), then the store: 8 steps, no fewer */
+	ck_assert_uint_eq(mc_trace_length(res.trace), 8);
+	last = &res.trace->step[res.trace->nsteps - 1];
+	ck_assert_int_eq(last->action.kind, MC_ACT_STORE_COMMIT);
+	ck_assert_int_eq(last->effect.ret, EBUSY);
+	ck_assert_msg(strstr(last->text, "EBUSY, returning with ksm_thread_mutex held"), "%s",
+		      last->text);
+	text = workload_text(cfg, &res, &rc, why, sizeof(why));
+	ck_assert_msg(rc == 0, "%s", why);
+	ck_assert_ptr_nonnull(strstr(text, "What cannot be replayed: the deadlock"));
+	ck_assert_ptr_nonnull(strstr(text, "set = merge_across_nodes=0\nexpect = any\n"));
+	free(text);
+	mc_result_free(&res);
+	/* the store as the kernel writes it unlocks on EBUSY: no deadlock */
+	res = run(cfg, NULL);
+	ck_assert_msg(res.verdict == MC_PASS, "%s: %s", mc_invariant_name(res.invariant),
+		      res.message);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+}
+END_TEST
+
+/* The other half of the check: nothing can run while ksmd waits for the mutex. */
+START_TEST(t26_nothing_but_waiting_is_a_deadlock)
+{
+	static const char text[] =
+		"[check]\nsmart_scan = 0\n[region a]\nprocess = p0\ncontents = 1,1\n";
+	struct mc_config *cfg;
+	struct mc_error err;
+	struct mc_extra x;
+	struct sim *s;
+	char msg[512];
+
+	ck_assert_msg(mc_config_parse_buffer(text, strlen(text), "t.conf", &cfg, &err) == 0, "%s",
+		      err.text);
+	s = mc_initial_state(cfg, 0, &x, err.text, sizeof(err.text));
+	ck_assert_msg(s, "%s", err.text);
+	ck_assert_int_eq(mc_check_state(cfg, s, &x, msg, sizeof(msg)), 0);
+	/* a holder outside any batch that no step releases (no user budget left) */
+	x.lock[MC_LOCK_KSM_THREAD_MUTEX] = MC_HOLDER_KSMD;
+	ck_assert(mc_ksmd_blocked(s, &x));
+	ck_assert_int_eq(mc_enabled(cfg, s, &x, NULL, 0), 0);
+	ck_assert_int_eq(mc_check_state(cfg, s, &x, msg, sizeof(msg)), MC_INV_DEADLOCK + 1);
+	ck_assert_msg(strstr(msg, "no step can run: ksmd waits for ksm_thread_mutex"), "%s", msg);
+	ck_assert(!mc_liveness_applies(s, &x));
+	sim_free(s);
+	mc_config_free(cfg);
+}
+END_TEST
+
 static Suite *mc_suite(void)
 {
 	Suite *s = suite_create("mc");
@@ -782,6 +948,12 @@ static Suite *mc_suite(void)
 	tcase_add_test(tc, t11_smart_scan_counterexample_replays_on_the_driver);
 	tcase_add_test(tc, t12_unsayable_counterexamples_say_why);
 	tcase_add_test(tc, t13_text_and_json_reports);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("locks");
+	tcase_add_test(tc, t23_ksmd_holds_the_mutex_for_its_batch);
+	tcase_add_test(tc, t24_a_batch_can_end_by_count);
+	tcase_add_test(tc, t25_a_leaked_mutex_is_a_deadlock);
+	tcase_add_test(tc, t26_nothing_but_waiting_is_a_deadlock);
 	suite_add_tcase(s, tc);
 	return s;
 }
