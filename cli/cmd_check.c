@@ -64,6 +64,7 @@ static const struct cli_opt check_options[] = {
 	{ "dfs", 0, true, 'd' },
 	{ "output", 'o', true, 'o' },
 	{ "max-states", 0, true, 'M' },
+	{ "workers", 'j', true, 'W' },
 	{ "quiet", 'q', false, 'q' },
 	{ "list-mutants", 0, false, 'L' },
 	{ "list-invariants", 0, false, 'I' },
@@ -114,6 +115,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	struct cli_args args;
 	struct cli_file output = { "-o", NULL }, config = { "the configuration", NULL };
 	const char *value;
+	uint64_t n;
 	int c, m;
 
 	if (cli_args_parse(&check_spec, argc, argv, &args) != 0)
@@ -144,6 +146,14 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 				return -1;
 			}
 			break;
+		case 'W':
+			if (parse_count(value, &n) != 0 || n < 1 || n > 8) {
+				cli_error("check: --workers needs a number of threads from 1 to 8, "
+					  "not '%s'", value);
+				return -1;
+			}
+			a->opt.workers = (unsigned)n;
+			break;
 		case 'M':
 			if (parse_count(value, &a->opt.max_states) != 0) {
 				cli_error("check: --max-states needs a number, not '%s'", value);
@@ -168,9 +178,10 @@ static void print_stats(const struct check_args *a, const struct mc_config *cfg,
 								       : "(no description)");
 	for (size_t i = 0; i < a->nset; i++)
 		printf("set: %s = %s (in place of the file's)\n", a->set[i].key, a->set[i].value);
-	printf("search: %s%s, %s; fingerprints: 64-bit XXH3 (any two of these %llu states "
+	printf("search: %s%s%s, %s; fingerprints: 64-bit XXH3 (any two of these %llu states "
 	       "collide with probability about %.1e)\n",
 	       res->search == MC_SEARCH_DFS ? "depth-first" : "breadth-first",
+	       res->workers > 1 ? " on several workers" : "",
 	       res->depth_bound ? " with a depth bound" : "",
 	       s->exhaustive ? "exhaustive" : res->verdict == MC_VIOLATION ? "stopped at the violation"
 								       : "not exhaustive",

@@ -123,6 +123,12 @@ struct mc_options {
 	uint64_t depth;       /* depth bound; 0: the configuration's (0 there: none) */
 	unsigned mutant;      /* enum sim_mutant; 0: the simulator as written */
 	uint64_t max_states;  /* stop after this many distinct states; 0: no limit */
+	/*
+	 * Threads for a breadth-first search (0 or 1: one, at most 8): the
+	 * states and counts are one thread's; the trace printed may take
+	 * another shortest path. A depth-first search always has one.
+	 */
+	unsigned workers;
 	/* called about once a second during the search (may be NULL) */
 	void (*progress)(void *arg, const struct mc_stats *stats);
 	void *progress_arg;
@@ -137,6 +143,7 @@ struct mc_result {
 	enum mc_verdict verdict;
 	struct mc_stats stats;
 	enum mc_search search;     /* the search that ran */
+	unsigned workers;          /* the threads it ran on */
 	uint64_t depth_bound;      /* 0: none */
 	unsigned mutant;
 	int invariant;             /* MC_VIOLATION: enum mc_invariant */

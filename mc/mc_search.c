@@ -19,6 +19,14 @@
  * BFS keeps two levels of states as snapshots in byte arenas and, per state,
  * a 20-byte record (parent, action from it, ksmd successor, liveness bits);
  * DFS keeps one machine per level of its stack.
+ *
+ * A breadth-first search can run on several workers (mc_options.workers):
+ * each expands chunks of the level it claims, with its own machines, into
+ * its own next-level arena; the visited set and the records are shared,
+ * inserted into concurrently (mc_visited_claim) under a read lock that a
+ * worker upgrades only to grow them. Levels end at a join, so depths, counts
+ * and the states explored are those of one worker; which parent a state
+ * records (and so which shortest trace is printed) may differ.
  */
 #include "config.h"
 #include "mc_internal.h"
@@ -26,6 +34,7 @@
 #include "mc_visited.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,6 +42,8 @@
 
 #define MC_BATCH 32 /* successors computed before the visited set is asked */
 #define NO_ID UINT32_MAX
+#define MC_MAX_WORKERS 8
+#define MC_CHUNK 8  /* level entries a worker claims at a time */
 
 /* settle values besides 0..K+1 */
 #define SETTLE_UNKNOWN 250  /* not computable (not expanded, broken machine) */
@@ -72,30 +83,49 @@ struct settle_point {
 	uint32_t wraps;
 };
 
+struct search;
+
+/* What the workers of one search share. */
+struct shared {
+	struct mc_visited seen;       /* fingerprint -> id (BFS) or depth (DFS) */
+	struct record *rec;           /* BFS: per state id */
+	size_t nrec, rec_cap;         /* nrec: atomic while workers run */
+	bool parallel;                /* more than one worker: lock */
+	pthread_rwlock_t lock;        /* read: using seen and rec; write: growing them */
+	const struct entry **entry;   /* the level being expanded, across workers' arenas */
+	size_t nentries, entry_cap;
+	size_t next;                  /* atomic: the next entry to claim */
+	int stop;                     /* atomic: a worker found a violation, or failed */
+	uint64_t depth;
+	struct search *worker[MC_MAX_WORKERS];
+	unsigned nworkers;
+};
+
 struct search {
 	const struct mc_config *cfg;
 	const struct mc_options *opt;
-	struct mc_result *res;
+	struct mc_result *res;        /* worker 0: the caller's; others: their own */
+	struct mc_result own;         /* a worker's other than 0: its counts and verdict */
 	uint64_t bound;               /* depth bound, 0: none */
 	bool liveness;
+	struct shared *sh;
+	int rc;                       /* a worker's outcome on the last level */
 	struct sim *init, *work, *child, *prev, *live;
 	struct sim *kid[MC_BATCH];    /* BFS: a batch of successors */
 	struct mc_extra kid_x[MC_BATCH];
 	struct mc_effect kid_eff[MC_BATCH];
 	struct mc_extra x0;
-	struct mc_visited seen;       /* fingerprint -> id (BFS) or depth (DFS) */
 	struct mc_visited settled;    /* simulated runs: machine -> full scans to merge */
 	struct settle_point *path;    /* a simulated run's machines */
 	size_t path_cap;
 	struct mc_action *actions;
 	size_t actions_cap;
-	struct record *rec;           /* BFS: per state id */
-	size_t nrec, rec_cap;
-	struct arena level[2];
+	struct arena level[2];        /* BFS: this worker's part of the level, and of the next */
 	struct timespec start, last_progress;
 	char msg[512];
 	char *err;
 	size_t errlen;
+	char errbuf[256];             /* a worker's other than 0: its error */
 };
 
 /* --- bookkeeping ---------------------------------------------------------------- */
@@ -108,19 +138,88 @@ static double since(const struct timespec *t)
 	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
 }
 
+/* The counts of every worker so far (the others' read as they run). */
+static struct mc_stats all_stats(const struct search *st)
+{
+	struct mc_stats t = st->res->stats;
+
+	for (unsigned i = 1; i < st->sh->nworkers; i++) {
+		const struct mc_stats *w = &st->sh->worker[i]->res->stats;
+
+		t.generated += __atomic_load_n(&w->generated, __ATOMIC_RELAXED);
+		t.distinct += __atomic_load_n(&w->distinct, __ATOMIC_RELAXED);
+		t.cut += __atomic_load_n(&w->cut, __ATOMIC_RELAXED);
+		t.liveness_runs += __atomic_load_n(&w->liveness_runs, __ATOMIC_RELAXED);
+	}
+	return t;
+}
+
+/* About once a second, from the first worker only (the caller's thread). */
 static void maybe_progress(struct search *st)
 {
-	if (!st->opt->progress || since(&st->last_progress) < 1)
+	struct mc_stats t;
+
+	if (!st->opt->progress || st != st->sh->worker[0] || since(&st->last_progress) < 1)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &st->last_progress);
-	st->res->stats.seconds = since(&st->start);
-	st->opt->progress(st->opt->progress_arg, &st->res->stats);
+	t = all_stats(st);
+	t.seconds = since(&st->start);
+	st->opt->progress(st->opt->progress_arg, &t);
+}
+
+/* --- sharing between workers ------------------------------------------------------ */
+
+static void share_read(struct shared *sh)
+{
+	if (sh->parallel)
+		pthread_rwlock_rdlock(&sh->lock);
+}
+
+static void share_done(struct shared *sh)
+{
+	if (sh->parallel)
+		pthread_rwlock_unlock(&sh->lock);
+}
+
+/* Room for a record per state the visited set can take before it grows. */
+static int reserve_records(struct shared *sh)
+{
+	size_t need = sh->seen.cap / 4 * 3 + MC_MAX_WORKERS + 1;
+	struct record *grown;
+
+	if (sh->rec_cap >= need)
+		return 0;
+	if (!(grown = realloc(sh->rec, need * sizeof(*grown))))
+		return -1;
+	sh->rec = grown;
+	sh->rec_cap = need;
+	return 0;
+}
+
+/* With the read lock held: grow the visited set and the records, alone. */
+static int share_grow(struct shared *sh)
+{
+	int rc = 0;
+
+	if (sh->parallel) {
+		pthread_rwlock_unlock(&sh->lock);
+		pthread_rwlock_wrlock(&sh->lock);
+	}
+	if (mc_visited_full(&sh->seen))
+		rc = mc_visited_grow(&sh->seen);
+	if (rc == 0)
+		rc = reserve_records(sh);
+	if (sh->parallel) {
+		pthread_rwlock_unlock(&sh->lock);
+		pthread_rwlock_rdlock(&sh->lock);
+	}
+	return rc;
 }
 
 static int oom(struct search *st)
 {
 	snprintf(st->err, st->errlen, "out of memory after %llu distinct states",
-		 (unsigned long long)st->res->stats.distinct);
+		 (unsigned long long)all_stats(st).distinct);
 	return -1;
 }
 
@@ -162,7 +261,7 @@ static size_t enabled(struct search *st, const struct sim *s, const struct mc_ex
 
 static bool out_of_budget(const struct search *st)
 {
-	return st->opt->max_states && st->res->stats.distinct >= st->opt->max_states;
+	return st->opt->max_states && all_stats(st).distinct >= st->opt->max_states;
 }
 
 /* --- violations ------------------------------------------------------------------- */
@@ -194,7 +293,7 @@ static int report_bfs(struct search *st, int inv, uint32_t id, const struct mc_a
 	struct mc_action *path;
 	int rc;
 
-	for (uint32_t i = id; st->rec[i].parent != NO_ID; i = st->rec[i].parent)
+	for (uint32_t i = id; st->sh->rec[i].parent != NO_ID; i = st->sh->rec[i].parent)
 		len++;
 	path = malloc((len ? len : 1) * sizeof(*path));
 	if (!path)
@@ -202,8 +301,8 @@ static int report_bfs(struct search *st, int inv, uint32_t id, const struct mc_a
 	if (last)
 		path[len - 1] = *last;
 	n = len - (last ? 1 : 0);
-	for (uint32_t i = id; st->rec[i].parent != NO_ID; i = st->rec[i].parent)
-		path[--n] = st->rec[i].action;
+	for (uint32_t i = id; st->sh->rec[i].parent != NO_ID; i = st->sh->rec[i].parent)
+		path[--n] = st->sh->rec[i].action;
 	rc = report(st, inv, path, len, liveness);
 	free(path);
 	return rc;
@@ -228,7 +327,7 @@ static unsigned simulate_settle(struct search *st, const struct sim *from,
 	size_t n = 0;
 	char why[400];
 
-	st->res->stats.liveness_runs++;
+	__atomic_fetch_add(&st->res->stats.liveness_runs, 1, __ATOMIC_RELAXED);
 	if (sim_clone_into(s, from) != 0)
 		return SETTLE_UNKNOWN;
 	for (;;) {
@@ -314,7 +413,7 @@ static int transition(struct search *st, const struct mc_extra *xw, bool work_me
 	if (sim_clone_into(child, st->work) != 0)
 		return -1;
 	copy_extra(xc, xw);
-	st->res->stats.generated++;
+	__atomic_fetch_add(&st->res->stats.generated, 1, __ATOMIC_RELAXED);
 	if (a->kind != MC_ACT_KSMD) {
 		mc_apply_user(st->cfg, child, xc, a, eff);
 		return 0;
@@ -372,22 +471,16 @@ static size_t entry_size(const struct entry *e)
 	return sizeof(*e) + ((e->extra_len + 7) & ~(size_t)7) + e->snap_len;
 }
 
-/* A record for a new state; its id is the index. */
-static int record(struct search *st, uint32_t parent, const struct mc_action *a,
-		  const struct sim *s, const struct mc_extra *x)
+/*
+ * A record for a new state, its id the index (room was reserved with the
+ * visited set's slot it was claimed in: reserve_records). Returns the id.
+ */
+static uint32_t record(struct search *st, uint32_t parent, const struct mc_action *a,
+		       const struct sim *s, const struct mc_extra *x)
 {
-	struct record *r;
+	size_t id = __atomic_fetch_add(&st->sh->nrec, 1, __ATOMIC_RELAXED);
+	struct record *r = &st->sh->rec[id];
 
-	if (st->nrec == st->rec_cap) {
-		size_t cap = st->rec_cap ? st->rec_cap * 2 : 1 << 16;
-		struct record *grown = realloc(st->rec, cap * sizeof(*grown));
-
-		if (!grown)
-			return -1;
-		st->rec = grown;
-		st->rec_cap = cap;
-	}
-	r = &st->rec[st->nrec++];
 	memset(r, 0, sizeof(*r));
 	r->parent = parent;
 	r->ksmd_next = NO_ID;
@@ -398,21 +491,22 @@ static int record(struct search *st, uint32_t parent, const struct mc_action *a,
 		r->flags |= REC_MERGED;
 	if (mc_liveness_applies(s, x))
 		r->flags |= REC_APPLIES;
-	return 0;
+	return (uint32_t)id;
 }
 
-/* A new state: record it, check it, queue it. */
+/* A new state, claimed at @slot: record it (its id in *id), check it, queue it. */
 static int bfs_new(struct search *st, uint32_t parent, const struct mc_action *a,
-		   struct sim *s, const struct mc_extra *x, struct arena *next)
+		   struct sim *s, const struct mc_extra *x, struct arena *next, size_t slot,
+		   uint32_t *id)
 {
 	int inv;
 
-	st->res->stats.distinct++;
-	if (record(st, parent, a, s, x) != 0)
-		return oom(st);
+	__atomic_fetch_add(&st->res->stats.distinct, 1, __ATOMIC_RELAXED);
+	*id = record(st, parent, a, s, x);
+	mc_visited_publish(&st->sh->seen, slot, *id);
 	if ((inv = mc_check_state(st->cfg, s, x, st->msg, sizeof(st->msg))))
-		return report_bfs(st, inv - 1, (uint32_t)(st->nrec - 1), NULL, false);
-	if (arena_push(next, (uint32_t)(st->nrec - 1), s, x) != 0)
+		return report_bfs(st, inv - 1, *id, NULL, false);
+	if (arena_push(next, *id, s, x) != 0)
 		return oom(st);
 	return 0;
 }
@@ -420,9 +514,9 @@ static int bfs_new(struct search *st, uint32_t parent, const struct mc_action *a
 /* A state the depth bound leaves unexpanded: its liveness by simulation. */
 static void bfs_cut(struct search *st, const struct entry *e, const struct mc_extra *x, size_t n)
 {
-	struct record *r = &st->rec[e->id];
+	struct record *r = &st->sh->rec[e->id];
 
-	st->res->stats.cut += n > 0;
+	__atomic_fetch_add(&st->res->stats.cut, n > 0, __ATOMIC_RELAXED);
 	if (!st->liveness)
 		return;
 	r->settle = (r->flags & REC_MERGED) ? 0 : (uint8_t)simulate_settle(st, st->work, x);
@@ -446,22 +540,25 @@ static int bfs_batch(struct search *st, const struct entry *e, const struct mc_e
 		if (inv)
 			return report_bfs(st, inv - 1, e->id, &st->actions[first + i], false);
 		fp[i] = state_fp(st->kid[i], &st->kid_x[i]);
-		mc_visited_prefetch(&st->seen, fp[i]);
+		mc_visited_prefetch(&st->sh->seen, fp[i]);
 	}
 	for (size_t i = 0; i < m; i++) {
-		uint32_t id;
-		enum mc_visit v = mc_visited_add(&st->seen, fp[i], (uint32_t)st->nrec, &id);
+		uint32_t id = NO_ID;
+		size_t slot;
+		enum mc_visit v;
 		int rc;
 
-		if (v == MC_VISIT_OOM)
-			return oom(st);
+		while ((v = mc_visited_claim(&st->sh->seen, fp[i], &id, &slot)) == MC_VISIT_OOM)
+			if (share_grow(st->sh) != 0)
+				return oom(st);
 		if (v == MC_VISIT_NEW &&
-		    (rc = bfs_new(st, e->id, &st->actions[first + i], st->kid[i], &st->kid_x[i], next)))
+		    (rc = bfs_new(st, e->id, &st->actions[first + i], st->kid[i], &st->kid_x[i],
+				  next, slot, &id)))
 			return rc;
 		if (st->actions[first + i].kind == MC_ACT_KSMD) {
-			st->rec[e->id].ksmd_next = id;
+			st->sh->rec[e->id].ksmd_next = id;
 			if (st->kid_eff[i].wraps)
-				st->rec[e->id].flags |= REC_WRAPS;
+				st->sh->rec[e->id].flags |= REC_WRAPS;
 		}
 		if (out_of_budget(st))
 			return 0;
@@ -485,7 +582,7 @@ static int bfs_expand(struct search *st, const struct entry *e, uint64_t depth, 
 		bfs_cut(st, e, &xw, n);
 		return 0;
 	}
-	work_merged = st->rec[e->id].flags & REC_MERGED;
+	work_merged = st->sh->rec[e->id].flags & REC_MERGED;
 	for (size_t first = 0; first < n; first += MC_BATCH) {
 		size_t m = n - first < MC_BATCH ? n - first : MC_BATCH;
 		int rc = bfs_batch(st, e, &xw, work_merged, first, m, next);
@@ -493,7 +590,7 @@ static int bfs_expand(struct search *st, const struct entry *e, uint64_t depth, 
 		if (rc || out_of_budget(st))
 			return rc;
 	}
-	st->rec[e->id].flags |= REC_EXPANDED;
+	st->sh->rec[e->id].flags |= REC_EXPANDED;
 	maybe_progress(st);
 	return 0;
 }
@@ -510,7 +607,7 @@ static uint8_t settle_of(struct search *st, uint32_t id, uint32_t *stack)
 	uint32_t cur = id;
 
 	for (;;) {
-		struct record *r = &st->rec[cur];
+		struct record *r = &st->sh->rec[cur];
 
 		if (r->settle <= k + 1 || r->settle == SETTLE_UNKNOWN) {
 			v = r->settle;
@@ -537,7 +634,7 @@ static uint8_t settle_of(struct search *st, uint32_t id, uint32_t *stack)
 		cur = r->ksmd_next;
 	}
 	while (top) {
-		struct record *r = &st->rec[stack[--top]];
+		struct record *r = &st->sh->rec[stack[--top]];
 
 		if (v != SETTLE_UNKNOWN) {
 			v += (r->flags & REC_WRAPS) ? 1 : 0;
@@ -545,22 +642,23 @@ static uint8_t settle_of(struct search *st, uint32_t id, uint32_t *stack)
 		}
 		r->settle = v;
 	}
-	return st->rec[id].settle;
+	return st->sh->rec[id].settle;
 }
 
 /* After the search: the shallowest state where liveness starts and fails. */
 static int bfs_liveness(struct search *st)
 {
-	uint32_t *stack = malloc((st->nrec ? st->nrec : 1) * sizeof(*stack));
+	size_t nrec = st->sh->nrec;
+	uint32_t *stack = malloc((nrec ? nrec : 1) * sizeof(*stack));
 	unsigned k = st->cfg->liveness_scans;
 	int rc = 0;
 
 	if (!stack)
 		return oom(st);
-	for (uint32_t id = 0; id < st->nrec; id++) {
+	for (uint32_t id = 0; id < nrec; id++) {
 		uint8_t v = settle_of(st, id, stack);
 
-		if ((st->rec[id].flags & REC_APPLIES) && v != SETTLE_UNKNOWN && v > k) {
+		if ((st->sh->rec[id].flags & REC_APPLIES) && v != SETTLE_UNKNOWN && v > k) {
 			rc = report_bfs(st, MC_INV_LIVENESS, id, NULL, true);
 			break;
 		}
@@ -569,32 +667,130 @@ static int bfs_liveness(struct search *st)
 	return rc;
 }
 
+/* The level to expand: every worker's current arena, in worker order. */
+static int index_level(struct shared *sh)
+{
+	sh->nentries = 0;
+	for (unsigned w = 0; w < sh->nworkers; w++) {
+		const struct arena *cur = &sh->worker[w]->level[0];
+
+		for (size_t off = 0; off < cur->len;
+		     off += entry_size((const struct entry *)(cur->buf + off))) {
+			if (sh->nentries == sh->entry_cap) {
+				size_t cap = sh->entry_cap ? sh->entry_cap * 2 : 1024;
+				const struct entry **grown = realloc(sh->entry, cap * sizeof(*grown));
+
+				if (!grown)
+					return -1;
+				sh->entry = grown;
+				sh->entry_cap = cap;
+			}
+			sh->entry[sh->nentries++] = (const struct entry *)(cur->buf + off);
+		}
+	}
+	return 0;
+}
+
+static bool stopping(const struct search *st)
+{
+	return __atomic_load_n(&st->sh->stop, __ATOMIC_RELAXED) || out_of_budget(st);
+}
+
+/* A worker's part of the level: chunks of MC_CHUNK entries, claimed in turn. */
+static int expand_share(struct search *st)
+{
+	struct shared *sh = st->sh;
+	int rc = 0;
+
+	while (!rc && !stopping(st)) {
+		size_t first = __atomic_fetch_add(&sh->next, MC_CHUNK, __ATOMIC_RELAXED);
+		size_t end = first + MC_CHUNK < sh->nentries ? first + MC_CHUNK : sh->nentries;
+
+		if (first >= sh->nentries)
+			break;
+		share_read(sh);
+		for (size_t i = first; i < end && !rc && !stopping(st); i++)
+			rc = bfs_expand(st, sh->entry[i], sh->depth, &st->level[1]);
+		share_done(sh);
+	}
+	if (rc)
+		__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+	return rc;
+}
+
+static void *worker_main(void *arg)
+{
+	struct search *w = arg;
+
+	w->rc = expand_share(w);
+	return NULL;
+}
+
+/* Expand the indexed level on every worker; the first failure's outcome. */
+static int run_level(struct search *st)
+{
+	struct shared *sh = st->sh;
+	pthread_t tid[MC_MAX_WORKERS];
+	unsigned started = 1;
+	int rc = 0;
+
+	sh->next = 0;
+	for (unsigned w = 1; w < sh->nworkers; w++, started++)
+		if (pthread_create(&tid[w], NULL, worker_main, sh->worker[w]) != 0)
+			break; /* the others take its share */
+	st->rc = expand_share(st);
+	for (unsigned w = 1; w < started; w++)
+		pthread_join(tid[w], NULL);
+	for (unsigned w = 0; w < started && !rc; w++)
+		rc = sh->worker[w]->rc;
+	for (unsigned w = 0; w < sh->nworkers; w++)
+		sh->worker[w]->rc = 0;
+	return rc;
+}
+
+/* The next level becomes the current one, in every worker; whether it has states. */
+static bool next_level(struct shared *sh)
+{
+	bool any = false;
+
+	for (unsigned w = 0; w < sh->nworkers; w++) {
+		struct arena *lv = sh->worker[w]->level, t = lv[0];
+
+		lv[0] = lv[1];
+		lv[1] = t;
+		lv[1].len = 0;
+		any |= lv[0].len > 0;
+	}
+	return any;
+}
+
 static int bfs(struct search *st)
 {
-	struct arena *cur = &st->level[0], *next = &st->level[1];
+	struct shared *sh = st->sh;
 	uint64_t depth = 0;
+	uint32_t id;
+	size_t slot;
 	int rc;
 
-	if (record(st, NO_ID, NULL, st->init, &st->x0) != 0 ||
-	    arena_push(cur, 0, st->init, &st->x0) != 0)
+	if (mc_visited_claim(&sh->seen, state_fp(st->init, &st->x0), &id, &slot) != MC_VISIT_NEW)
 		return oom(st);
-	mc_visited_add(&st->seen, state_fp(st->init, &st->x0), 0, NULL);
+	id = record(st, NO_ID, NULL, st->init, &st->x0);
+	mc_visited_publish(&sh->seen, slot, id);
+	if (arena_push(&st->level[0], id, st->init, &st->x0) != 0)
+		return oom(st);
 	if ((rc = mc_check_state(st->cfg, st->init, &st->x0, st->msg, sizeof(st->msg))))
 		return report(st, rc - 1, NULL, 0, false);
-	while (cur->len && !out_of_budget(st)) {
-		struct arena *t;
-
+	for (;;) {
+		if (index_level(sh) != 0)
+			return oom(st);
+		if (!sh->nentries || out_of_budget(st))
+			break;
 		st->res->stats.depth = depth;
-		for (size_t off = 0; off < cur->len && !out_of_budget(st);
-		     off += entry_size((struct entry *)(cur->buf + off)))
-			if ((rc = bfs_expand(st, (const struct entry *)(cur->buf + off), depth, next)))
-				return rc;
-		cur->len = 0;
-		if (next->len)
+		sh->depth = depth;
+		if ((rc = run_level(st)))
+			return rc;
+		if (next_level(sh))
 			depth++;
-		t = cur;
-		cur = next;
-		next = t;
 	}
 	return st->liveness ? bfs_liveness(st) : 0;
 }
@@ -715,7 +911,7 @@ static int dfs_step(struct search *st, struct dfs *d, size_t depth)
 	if (inv)
 		return dfs_report(st, d, depth, inv - 1, &a, false);
 	maybe_progress(st);
-	v = mc_visited_add(&st->seen, state_fp(st->child, &xc), (uint32_t)depth + 1, NULL);
+	v = mc_visited_add(&st->sh->seen, state_fp(st->child, &xc), (uint32_t)depth + 1, NULL);
 	if (v == MC_VISIT_OOM)
 		return oom(st);
 	if (v == MC_VISIT_SEEN)
@@ -736,7 +932,7 @@ static int dfs(struct search *st)
 	size_t depth = 0;
 	int rc = 0;
 
-	mc_visited_add(&st->seen, state_fp(st->init, &st->x0), 0, NULL);
+	mc_visited_add(&st->sh->seen, state_fp(st->init, &st->x0), 0, NULL);
 	if (sim_clone_into(st->child, st->init) != 0) {
 		rc = oom(st);
 		goto out;
@@ -773,52 +969,153 @@ out:
 
 /* --- entry points -------------------------------------------------------------------- */
 
-static int setup(struct search *st)
+/* A worker's own machines and buffers, each a copy of the initial state's. */
+static int setup_machines(struct search *st)
 {
-	st->init = mc_initial_state(st->cfg, st->res->mutant, &st->x0, st->err, st->errlen);
-	if (!st->init)
-		return -1;
 	if (!(st->work = sim_clone(st->init)) || !(st->child = sim_clone(st->init)) ||
 	    !(st->prev = sim_clone(st->init)) || !(st->live = sim_clone(st->init)) ||
-	    mc_visited_init(&st->seen, 1 << 16) != 0 || mc_visited_init(&st->settled, 1 << 12) != 0)
-		return oom(st);
+	    mc_visited_init(&st->settled, 1 << 12) != 0)
+		return -1;
 	for (int i = 0; i < MC_BATCH; i++)
 		if (!(st->kid[i] = sim_clone(st->init)))
-			return oom(st);
+			return -1;
 	st->path_cap = (size_t)(st->cfg->liveness_scans + 2) * (MC_MAX_SLOTS + 2) + 16;
-	if (!(st->path = malloc(st->path_cap * sizeof(*st->path))))
-		return oom(st);
-	st->res->stats.distinct = 1;
-	return 0;
+	return (st->path = malloc(st->path_cap * sizeof(*st->path))) ? 0 : -1;
 }
 
-static void teardown(struct search *st)
+static void teardown_machines(struct search *st)
 {
-	sim_free(st->init);
 	sim_free(st->work);
 	sim_free(st->child);
 	sim_free(st->prev);
 	sim_free(st->live);
 	for (int i = 0; i < MC_BATCH; i++)
 		sim_free(st->kid[i]);
-	mc_visited_free(&st->seen);
 	mc_visited_free(&st->settled);
 	free(st->path);
 	free(st->actions);
-	free(st->rec);
 	mc_mem_free(st->level[0].buf, st->level[0].cap);
 	mc_mem_free(st->level[1].buf, st->level[1].cap);
+}
+
+/* The first worker: the initial state and what every worker shares. */
+static int setup(struct search *st)
+{
+	struct shared *sh = st->sh;
+
+	st->init = mc_initial_state(st->cfg, st->res->mutant, &st->x0, st->err, st->errlen);
+	if (!st->init)
+		return -1;
+	if (setup_machines(st) != 0 || mc_visited_init(&sh->seen, 1 << 16) != 0 ||
+	    reserve_records(sh) != 0)
+		return oom(st);
+	st->res->stats.distinct = 1;
+	return 0;
+}
+
+/* Worker @i (i > 0) of a breadth-first search: a copy of @st with machines of its own. */
+static struct search *new_worker(const struct search *st)
+{
+	struct search *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->cfg = st->cfg;
+	w->opt = st->opt;
+	w->res = &w->own;
+	w->own.mutant = st->res->mutant;
+	w->bound = st->bound;
+	w->liveness = st->liveness;
+	w->sh = st->sh;
+	w->init = st->init; /* read only: each worker clones it */
+	w->x0 = st->x0;
+	w->start = st->start;
+	w->last_progress = st->last_progress;
+	w->err = w->errbuf;
+	w->errlen = sizeof(w->errbuf);
+	if (setup_machines(w) != 0) {
+		teardown_machines(w);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+static int setup_workers(struct search *st, unsigned n)
+{
+	struct shared *sh = st->sh;
+
+	sh->worker[0] = st;
+	sh->nworkers = 1;
+	if (n <= 1)
+		return 0;
+	if (pthread_rwlock_init(&sh->lock, NULL) != 0)
+		return oom(st);
+	sh->parallel = true;
+	for (; sh->nworkers < n; sh->nworkers++)
+		if (!(sh->worker[sh->nworkers] = new_worker(st)))
+			return oom(st);
+	return 0;
+}
+
+/* The other workers' counts into the first's, and the first violation or error. */
+static int merge_workers(struct search *st, int rc)
+{
+	struct shared *sh = st->sh;
+
+	for (unsigned i = 1; i < sh->nworkers; i++) {
+		struct search *w = sh->worker[i];
+		struct mc_result *r = &w->own;
+
+		st->res->stats.generated += r->stats.generated;
+		st->res->stats.distinct += r->stats.distinct;
+		st->res->stats.cut += r->stats.cut;
+		st->res->stats.liveness_runs += r->stats.liveness_runs;
+		if (rc < 0 && w->errbuf[0] && !st->err[0])
+			snprintf(st->err, st->errlen, "%s", w->errbuf);
+		if (r->verdict == MC_VIOLATION && st->res->verdict != MC_VIOLATION) {
+			st->res->verdict = r->verdict;
+			st->res->invariant = r->invariant;
+			memcpy(st->res->message, r->message, sizeof(r->message));
+			st->res->trace = r->trace;
+			r->trace = NULL;
+		}
+	}
+	return rc;
+}
+
+static void teardown(struct search *st)
+{
+	struct shared *sh = st->sh;
+
+	for (unsigned i = 1; i < sh->nworkers; i++) {
+		teardown_machines(sh->worker[i]);
+		mc_result_free(&sh->worker[i]->own);
+		free(sh->worker[i]);
+	}
+	if (sh->parallel)
+		pthread_rwlock_destroy(&sh->lock);
+	sim_free(st->init);
+	teardown_machines(st);
+	mc_visited_free(&sh->seen);
+	free(sh->rec);
+	free(sh->entry);
 }
 
 int mc_check(const struct mc_config *cfg, const struct mc_options *opt,
 	     struct mc_result *res, char *err, size_t errlen)
 {
 	static const struct mc_options defaults;
+	struct shared sh = { 0 };
 	struct search st = { .cfg = cfg, .opt = opt ? opt : &defaults, .res = res, .err = err,
-			     .errlen = errlen };
+			     .errlen = errlen, .sh = &sh };
+	unsigned workers;
+	bool budget_spent;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
+	if (errlen)
+		err[0] = 0;
 	res->mutant = st.opt->mutant;
 	res->search = st.opt->search != MC_SEARCH_DEFAULT ? st.opt->search : cfg->search;
 	res->depth_bound = st.opt->depth ? st.opt->depth : cfg->depth;
@@ -828,13 +1125,26 @@ int mc_check(const struct mc_config *cfg, const struct mc_options *opt,
 		snprintf(err, errlen, "no such mutant");
 		return -1;
 	}
+	if (st.opt->workers > MC_MAX_WORKERS) {
+		snprintf(err, errlen, "at most %d workers", MC_MAX_WORKERS);
+		return -1;
+	}
+	/* a depth-first search is one worker's */
+	workers = res->search == MC_SEARCH_DFS ? 1 : st.opt->workers;
+	res->workers = workers ? workers : 1;
 	clock_gettime(CLOCK_MONOTONIC, &st.start);
 	st.last_progress = st.start;
+	sh.worker[0] = &st;
+	sh.nworkers = 1;
 	rc = setup(&st);
 	if (rc == 0)
+		rc = setup_workers(&st, res->workers);
+	if (rc == 0)
 		rc = res->search == MC_SEARCH_DFS ? dfs(&st) : bfs(&st);
+	budget_spent = out_of_budget(&st); /* counts every worker's states */
+	rc = merge_workers(&st, rc);
 	res->stats.seconds = since(&st.start);
-	res->stats.exhaustive = rc == 0 && !res->stats.cut && !out_of_budget(&st) &&
+	res->stats.exhaustive = rc == 0 && !res->stats.cut && !budget_spent &&
 				res->verdict == MC_PASS;
 	teardown(&st);
 	if (rc < 0) {

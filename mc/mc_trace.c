@@ -327,8 +327,8 @@ int mc_result_write_json(const struct mc_config *cfg, const struct mc_result *re
 
 	fputs("{\"format_version\":1,\"config\":", out);
 	json_string(out, cfg->path);
-	fprintf(out, ",\"search\":\"%s\",\"depth_bound\":%llu,\"mutant\":", search_name(res),
-		(unsigned long long)res->depth_bound);
+	fprintf(out, ",\"search\":\"%s\",\"workers\":%u,\"depth_bound\":%llu,\"mutant\":",
+		search_name(res), res->workers, (unsigned long long)res->depth_bound);
 	json_string(out, mc_mutant_name(res->mutant));
 	fprintf(out, ",\"fingerprint\":\"xxh3-64\",\"verdict\":\"%s\"",
 		res->verdict == MC_VIOLATION ? "violation" : "pass");

@@ -81,6 +81,61 @@ enum mc_visit mc_visited_add(struct mc_visited *v, uint64_t fp, uint32_t depth,
 	return MC_VISIT_NEW;
 }
 
+/* A spinning thread's hint to the processor. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+int mc_visited_grow(struct mc_visited *v)
+{
+	return grow(v);
+}
+
+bool mc_visited_full(const struct mc_visited *v)
+{
+	return 4 * (__atomic_load_n(&v->n, __ATOMIC_RELAXED) + 1) > 3 * v->cap;
+}
+
+enum mc_visit mc_visited_claim(struct mc_visited *v, uint64_t fp, uint32_t *stored,
+			       size_t *slot)
+{
+	uint64_t key = fp ? fp : 1;
+	size_t i = (size_t)key & (v->cap - 1);
+
+	for (;;) {
+		uint64_t seen = __atomic_load_n(&v->slot[i].key, __ATOMIC_ACQUIRE);
+		uint32_t number;
+
+		if (!seen) {
+			if (mc_visited_full(v))
+				return MC_VISIT_OOM;
+			if (__atomic_compare_exchange_n(&v->slot[i].key, &seen, key, false,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+				__atomic_fetch_add(&v->n, 1, __ATOMIC_RELAXED);
+				*slot = i;
+				return MC_VISIT_NEW;
+			}
+			/* another thread took this slot first: look at what it put there */
+		}
+		if (seen == key) {
+			while (!(number = __atomic_load_n(&v->slot[i].depth, __ATOMIC_ACQUIRE)))
+				cpu_relax();
+			*stored = number - 1;
+			return MC_VISIT_SEEN;
+		}
+		if (seen)
+			i = (i + 1) & (v->cap - 1);
+	}
+}
+
+void mc_visited_publish(struct mc_visited *v, size_t slot, uint32_t number)
+{
+	__atomic_store_n(&v->slot[slot].depth, number + 1, __ATOMIC_RELEASE);
+}
+
 bool mc_visited_find(const struct mc_visited *v, uint64_t fp, uint32_t *depth)
 {
 	size_t i = slot_of(v, fp ? fp : 1);

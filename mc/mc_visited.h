@@ -3,7 +3,8 @@
  * open-addressing table (linear probing, at most 3/4 full, doubling), each
  * with a 32-bit number: the shallowest depth it was reached at (a
  * depth-bounded DFS explores a state again when it reaches it shallower), or
- * whatever else the caller keeps per fingerprint. Not installed.
+ * whatever else the caller keeps per fingerprint; or, through the claim
+ * calls, shared by the threads of a parallel search. Not installed.
  */
 #ifndef KSMKIT_MC_VISITED_H
 #define KSMKIT_MC_VISITED_H
@@ -47,5 +48,23 @@ static inline void mc_visited_prefetch(const struct mc_visited *v, uint64_t fp)
 
 /* Whether @fp is in the set; its number in *depth. */
 bool mc_visited_find(const struct mc_visited *v, uint64_t fp, uint32_t *depth);
+
+/*
+ * Concurrent insertion (a parallel breadth-first search): threads may claim
+ * and publish at once, none may add or grow meanwhile. A claim either finds
+ * @fp (MC_VISIT_SEEN, its number in *stored once its claimant has published
+ * it: the call waits for that), or takes a slot for it (MC_VISIT_NEW, *slot
+ * to publish the number in), or refuses because the set is 3/4 full
+ * (MC_VISIT_OOM: grow it with mc_visited_grow, alone, and claim again). A
+ * set used this way is used only this way: numbers are stored plus one, so
+ * that 0 means "claimed, not yet published".
+ */
+enum mc_visit mc_visited_claim(struct mc_visited *v, uint64_t fp, uint32_t *stored,
+			       size_t *slot);
+void mc_visited_publish(struct mc_visited *v, size_t slot, uint32_t number);
+/* Whether the set is too full for another claim. */
+bool mc_visited_full(const struct mc_visited *v);
+/* Double the set (no claim may run meanwhile); -1 out of memory. */
+int mc_visited_grow(struct mc_visited *v);
 
 #endif

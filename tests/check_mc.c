@@ -7,7 +7,8 @@
  * seeded bug (sim_mutant.h) is caught, each by the invariant named here; depth-first
  * search and state limits report themselves as not exhaustive;
  * ksm_thread_mutex is held across ksmd's batch and taken by the stores, and a
- * leaked one is a deadlock with its shortest trace; and a
+ * leaked one is a deadlock with its shortest trace; two workers explore the
+ * states one does and find equally short traces; and a
  * counterexample written as a workload file parses and replays on the
  * simulator's workload driver with the very counters the checker saw.
  */
@@ -911,6 +912,72 @@ START_TEST(t26_nothing_but_waiting_is_a_deadlock)
 }
 END_TEST
 
+/* --- workers ------------------------------------------------------------------------ */
+
+/* Two workers explore exactly the states one does, and find as short a trace. */
+START_TEST(t27_two_workers_explore_what_one_does)
+{
+	static const char *const configs[] = { "reference.conf", "lifecycle.conf", "fork.conf",
+					       "chains.conf", "mac-race.conf" };
+	struct mc_config *cfg = load(configs[_i]);
+	struct mc_options one = { .workers = 1 }, two = { .workers = 2 };
+	struct mc_result a = run(cfg, &one), b = run(cfg, &two);
+
+	ck_assert_uint_eq(b.workers, 2);
+	ck_assert_int_eq(a.verdict, MC_PASS);
+	ck_assert_int_eq(b.verdict, MC_PASS);
+	ck_assert(a.stats.exhaustive && b.stats.exhaustive);
+	ck_assert_uint_eq(a.stats.distinct, b.stats.distinct);
+	ck_assert_uint_eq(a.stats.generated, b.stats.generated);
+	ck_assert_uint_eq(a.stats.depth, b.stats.depth);
+	mc_result_free(&a);
+	mc_result_free(&b);
+	mc_config_free(cfg);
+}
+END_TEST
+
+START_TEST(t28_two_workers_find_shortest_violations)
+{
+	static const struct {
+		const char *config, *mutant;
+	} cases[] = { { "mac-race.conf", "mac-ebusy-leak" }, { "numa.conf", "no-wrprotect" },
+		      { "smart-scan.conf", "none" }, { "fork.conf", "sharing-off-by-one" } };
+	struct mc_config *cfg = load(cases[_i].config);
+	struct mc_options one = { .workers = 1 }, two = { .workers = 2 };
+	struct mc_result a, b;
+
+	one.mutant = two.mutant = (unsigned)mc_mutant_lookup(cases[_i].mutant);
+	a = run(cfg, &one);
+	b = run(cfg, &two);
+	ck_assert_int_eq(a.verdict, MC_VIOLATION);
+	ck_assert_int_eq(b.verdict, MC_VIOLATION);
+	ck_assert_str_eq(mc_invariant_name(a.invariant), mc_invariant_name(b.invariant));
+	ck_assert_uint_eq(mc_trace_length(a.trace), mc_trace_length(b.trace));
+	mc_result_free(&a);
+	mc_result_free(&b);
+	mc_config_free(cfg);
+}
+END_TEST
+
+/* A state limit stops every worker; more than 8 is refused. */
+START_TEST(t29_workers_stop_at_the_state_limit)
+{
+	struct mc_config *cfg = load("reference.conf");
+	struct mc_options opt = { .workers = 2, .max_states = 20000 };
+	struct mc_result res = run(cfg, &opt);
+	char err[256];
+
+	ck_assert(!res.stats.exhaustive);
+	ck_assert_uint_ge(res.stats.distinct, 20000);
+	ck_assert_uint_lt(res.stats.distinct, 40000);
+	mc_result_free(&res);
+	opt.workers = 9;
+	ck_assert_int_eq(mc_check(cfg, &opt, &res, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "at most 8 workers"));
+	mc_config_free(cfg);
+}
+END_TEST
+
 static Suite *mc_suite(void)
 {
 	Suite *s = suite_create("mc");
@@ -954,6 +1021,12 @@ static Suite *mc_suite(void)
 	tcase_add_test(tc, t24_a_batch_can_end_by_count);
 	tcase_add_test(tc, t25_a_leaked_mutex_is_a_deadlock);
 	tcase_add_test(tc, t26_nothing_but_waiting_is_a_deadlock);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("workers");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, t27_two_workers_explore_what_one_does, 0, 5);
+	tcase_add_loop_test(tc, t28_two_workers_find_shortest_violations, 0, 4);
+	tcase_add_test(tc, t29_workers_stop_at_the_state_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }
