@@ -65,6 +65,7 @@ static const struct cli_opt check_options[] = {
 	{ "output", 'o', true, 'o' },
 	{ "max-states", 0, true, 'M' },
 	{ "workers", 'j', true, 'W' },
+	{ "bitstate", 0, true, 'B' },
 	{ "quiet", 'q', false, 'q' },
 	{ "list-mutants", 0, false, 'L' },
 	{ "list-invariants", 0, false, 'I' },
@@ -75,6 +76,7 @@ static const struct cli_opt check_options[] = {
 static const struct cli_rule check_rules[] = {
 	{ CLI_ALONE, "list-mutants list-invariants", NULL, 0, 0, NULL },
 	{ CLI_AT_MOST_ONE, "bfs dfs", NULL, 0, 0, NULL },
+	{ CLI_AT_MOST_ONE, "bfs bitstate", NULL, 0, 0, NULL },
 	{ CLI_REPEATS, "set", NULL, 0, 0, NULL },
 	{ 0, NULL, NULL, 0, 0, NULL },
 };
@@ -154,6 +156,14 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 			}
 			a->opt.workers = (unsigned)n;
 			break;
+		case 'B':
+			if (parse_count(value, &n) != 0 || n < 20 || n > 36) {
+				cli_error("check: --bitstate needs the log2 of its bits, from 20 "
+					  "(128 KiB) to 36 (8 GiB), not '%s'", value);
+				return -1;
+			}
+			a->opt.bitstate_log2 = (unsigned)n;
+			break;
 		case 'M':
 			if (parse_count(value, &a->opt.max_states) != 0) {
 				cli_error("check: --max-states needs a number, not '%s'", value);
@@ -168,6 +178,21 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	return cli_check_outputs("check", &output, 1, &config, 1) == 0 ? 0 : -1;
 }
 
+/* Bitstate hashing: its bits, SPIN's hash factor, and the coverage estimate. */
+static void print_bitstate(const struct mc_result *res)
+{
+	const struct mc_stats *s = &res->stats;
+	double bits = (double)((uint64_t)1 << res->bitstate_log2);
+
+	printf("search: depth-first%s, bitstate hashing, %s; 2^%u bits (%.0f MiB), %.2f%% set, "
+	       "%u a state; hash factor %.0f (bits per state); estimated coverage %.4f%% of the "
+	       "states met\n",
+	       res->depth_bound ? " with a depth bound" : "",
+	       res->verdict == MC_VIOLATION ? "stopped at the violation" : "not exhaustive",
+	       res->bitstate_log2, bits / 8 / 1048576, 100.0 * (double)s->bits_set / bits, 2u,
+	       s->distinct ? bits / (double)s->distinct : 0.0, 100.0 * s->coverage);
+}
+
 static void print_stats(const struct check_args *a, const struct mc_config *cfg,
 			const struct mc_result *res)
 {
@@ -178,14 +203,18 @@ static void print_stats(const struct check_args *a, const struct mc_config *cfg,
 								       : "(no description)");
 	for (size_t i = 0; i < a->nset; i++)
 		printf("set: %s = %s (in place of the file's)\n", a->set[i].key, a->set[i].value);
-	printf("search: %s%s%s, %s; fingerprints: 64-bit XXH3 (any two of these %llu states "
-	       "collide with probability about %.1e)\n",
-	       res->search == MC_SEARCH_DFS ? "depth-first" : "breadth-first",
-	       res->workers > 1 ? " on several workers" : "",
-	       res->depth_bound ? " with a depth bound" : "",
-	       s->exhaustive ? "exhaustive" : res->verdict == MC_VIOLATION ? "stopped at the violation"
-								       : "not exhaustive",
-	       (unsigned long long)s->distinct, n * n / 36893488147419103232.0 /* 2^65 */);
+	if (res->bitstate_log2)
+		print_bitstate(res);
+	else
+		printf("search: %s%s%s, %s; fingerprints: 64-bit XXH3 (any two of these %llu "
+		       "states collide with probability about %.1e)\n",
+		       res->search == MC_SEARCH_DFS ? "depth-first" : "breadth-first",
+		       res->workers > 1 ? " on several workers" : "",
+		       res->depth_bound ? " with a depth bound" : "",
+		       s->exhaustive ? "exhaustive"
+				     : res->verdict == MC_VIOLATION ? "stopped at the violation"
+								    : "not exhaustive",
+		       (unsigned long long)s->distinct, n * n / 36893488147419103232.0 /* 2^65 */);
 	if (res->depth_bound)
 		printf("depth bound: %llu (%llu states not expanded)\n",
 		       (unsigned long long)res->depth_bound, (unsigned long long)s->cut);

@@ -116,6 +116,9 @@ struct mc_stats {
 	uint64_t liveness_runs; /* K-scan continuations simulated for liveness */
 	double seconds;       /* wall-clock time of the search */
 	bool exhaustive;      /* every reachable state was explored */
+	/* bitstate: the estimated fraction of the states met that were explored */
+	double coverage;
+	uint64_t bits_set;    /* bitstate: bits set of the 2^bitstate_log2 */
 };
 
 struct mc_options {
@@ -129,6 +132,13 @@ struct mc_options {
 	 * another shortest path. A depth-first search always has one.
 	 */
 	unsigned workers;
+	/*
+	 * Bitstate hashing (SPIN's supertrace) instead of the visited set: a
+	 * depth-first search, without a depth bound unless one is given, that
+	 * remembers 2^bitstate_log2 bits (20 to 36) and two bits a state, so a
+	 * state may be wrongly taken as seen; the coverage is estimated. 0: off.
+	 */
+	unsigned bitstate_log2;
 	/* called about once a second during the search (may be NULL) */
 	void (*progress)(void *arg, const struct mc_stats *stats);
 	void *progress_arg;
@@ -144,6 +154,7 @@ struct mc_result {
 	struct mc_stats stats;
 	enum mc_search search;     /* the search that ran */
 	unsigned workers;          /* the threads it ran on */
+	unsigned bitstate_log2;    /* bitstate hashing's 2^N bits; 0: the visited set */
 	uint64_t depth_bound;      /* 0: none */
 	unsigned mutant;
 	int invariant;             /* MC_VIOLATION: enum mc_invariant */

@@ -88,6 +88,7 @@ struct search;
 /* What the workers of one search share. */
 struct shared {
 	struct mc_visited seen;       /* fingerprint -> id (BFS) or depth (DFS) */
+	struct mc_bits bits;          /* bitstate DFS: in place of seen */
 	struct record *rec;           /* BFS: per state id */
 	size_t nrec, rec_cap;         /* nrec: atomic while workers run */
 	bool parallel;                /* more than one worker: lock */
@@ -847,6 +848,14 @@ static int dfs_report(struct search *st, struct dfs *d, size_t depth, int inv,
 	return rc;
 }
 
+/* Remember a DFS state: in the visited set with its depth, or in the bits. */
+static enum mc_visit dfs_visit(struct search *st, uint64_t fp, uint32_t depth)
+{
+	if (st->sh->bits.word)
+		return mc_bits_add(&st->sh->bits, fp);
+	return mc_visited_add(&st->sh->seen, fp, depth, NULL);
+}
+
 /* Push the state in st->child at @depth: copy it, list its actions. */
 static int dfs_push(struct search *st, struct dfs *d, size_t depth, const struct mc_extra *x)
 {
@@ -911,7 +920,7 @@ static int dfs_step(struct search *st, struct dfs *d, size_t depth)
 	if (inv)
 		return dfs_report(st, d, depth, inv - 1, &a, false);
 	maybe_progress(st);
-	v = mc_visited_add(&st->sh->seen, state_fp(st->child, &xc), (uint32_t)depth + 1, NULL);
+	v = dfs_visit(st, state_fp(st->child, &xc), (uint32_t)depth + 1);
 	if (v == MC_VISIT_OOM)
 		return oom(st);
 	if (v == MC_VISIT_SEEN)
@@ -932,8 +941,8 @@ static int dfs(struct search *st)
 	size_t depth = 0;
 	int rc = 0;
 
-	mc_visited_add(&st->sh->seen, state_fp(st->init, &st->x0), 0, NULL);
-	if (sim_clone_into(st->child, st->init) != 0) {
+	if (dfs_visit(st, state_fp(st->init, &st->x0), 0) == MC_VISIT_OOM ||
+	    sim_clone_into(st->child, st->init) != 0) {
 		rc = oom(st);
 		goto out;
 	}
@@ -1007,7 +1016,8 @@ static int setup(struct search *st)
 	if (!st->init)
 		return -1;
 	if (setup_machines(st) != 0 || mc_visited_init(&sh->seen, 1 << 16) != 0 ||
-	    reserve_records(sh) != 0)
+	    reserve_records(sh) != 0 ||
+	    (st->res->bitstate_log2 && mc_bits_init(&sh->bits, st->res->bitstate_log2) != 0))
 		return oom(st);
 	st->res->stats.distinct = 1;
 	return 0;
@@ -1098,6 +1108,7 @@ static void teardown(struct search *st)
 	sim_free(st->init);
 	teardown_machines(st);
 	mc_visited_free(&sh->seen);
+	mc_bits_free(&sh->bits);
 	free(sh->rec);
 	free(sh->entry);
 }
@@ -1119,7 +1130,6 @@ int mc_check(const struct mc_config *cfg, const struct mc_options *opt,
 	res->mutant = st.opt->mutant;
 	res->search = st.opt->search != MC_SEARCH_DEFAULT ? st.opt->search : cfg->search;
 	res->depth_bound = st.opt->depth ? st.opt->depth : cfg->depth;
-	st.bound = res->depth_bound;
 	st.liveness = cfg->check[MC_INV_LIVENESS];
 	if (st.opt->mutant >= SIM_MUTANT_COUNT) {
 		snprintf(err, errlen, "no such mutant");
@@ -1129,6 +1139,21 @@ int mc_check(const struct mc_config *cfg, const struct mc_options *opt,
 		snprintf(err, errlen, "at most %d workers", MC_MAX_WORKERS);
 		return -1;
 	}
+	if (st.opt->bitstate_log2) {
+		if (st.opt->bitstate_log2 < 20 || st.opt->bitstate_log2 > 36) {
+			snprintf(err, errlen, "bitstate hashing takes 2^20 to 2^36 bits");
+			return -1;
+		}
+		if (st.opt->search == MC_SEARCH_BFS) {
+			snprintf(err, errlen, "bitstate hashing is a depth-first search");
+			return -1;
+		}
+		/* the bits cannot say at which depth a state was seen: no bound but the caller's */
+		res->search = MC_SEARCH_DFS;
+		res->depth_bound = st.opt->depth;
+		res->bitstate_log2 = st.opt->bitstate_log2;
+	}
+	st.bound = res->depth_bound;
 	/* a depth-first search is one worker's */
 	workers = res->search == MC_SEARCH_DFS ? 1 : st.opt->workers;
 	res->workers = workers ? workers : 1;
@@ -1144,8 +1169,10 @@ int mc_check(const struct mc_config *cfg, const struct mc_options *opt,
 	budget_spent = out_of_budget(&st); /* counts every worker's states */
 	rc = merge_workers(&st, rc);
 	res->stats.seconds = since(&st.start);
+	res->stats.coverage = sh.bits.word ? mc_bits_coverage(&sh.bits) : 1.0;
+	res->stats.bits_set = sh.bits.set;
 	res->stats.exhaustive = rc == 0 && !res->stats.cut && !budget_spent &&
-				res->verdict == MC_PASS;
+				res->verdict == MC_PASS && !sh.bits.word;
 	teardown(&st);
 	if (rc < 0) {
 		mc_result_free(res);

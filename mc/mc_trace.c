@@ -335,13 +335,14 @@ int mc_result_write_json(const struct mc_config *cfg, const struct mc_result *re
 	fprintf(out, ",\"stats\":{\"generated_states\":%llu,\"distinct_states\":%llu,"
 		     "\"depth\":%llu,\"cut_by_depth_bound\":%llu,\"liveness_runs\":%llu,"
 		     "\"time_s\":%.3f,\"states_per_s\":%.0f,\"exhaustive\":%s,"
-		     "\"collision_probability\":%.2g}",
+		     "\"collision_probability\":%.2g,\"bitstate_log2\":%u,\"coverage\":%.6f}",
 		(unsigned long long)s->generated, (unsigned long long)s->distinct,
 		(unsigned long long)s->depth, (unsigned long long)s->cut,
 		(unsigned long long)s->liveness_runs, s->seconds,
 		s->seconds > 0 ? (double)s->generated / s->seconds : 0.0,
 		s->exhaustive ? "true" : "false",
-		(double)s->distinct * (double)s->distinct / 36893488147419103232.0 /* 2^65 */);
+		(double)s->distinct * (double)s->distinct / 36893488147419103232.0 /* 2^65 */,
+		res->bitstate_log2, s->coverage);
 	if (res->verdict == MC_VIOLATION) {
 		fputs(",\"violation\":{\"invariant\":", out);
 		json_string(out, mc_invariant_name(res->invariant));

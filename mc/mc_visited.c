@@ -2,11 +2,14 @@
  * mc_visited.c - the visited-state set of mc_visited.h: fingerprints are
  * already uniform 64-bit hashes, so their low bits index the table directly,
  * and key and number share a 16-byte slot (one cache miss per lookup). The
- * table lives in huge pages (mc_mem.h).
+ * table lives in huge pages (mc_mem.h). Also the bit array of bitstate
+ * hashing, for searches larger than the table could hold.
  */
 #include "config.h"
 #include "mc_visited.h"
 #include "mc_mem.h"
+
+#include <string.h>
 
 int mc_visited_init(struct mc_visited *v, size_t expected)
 {
@@ -144,4 +147,55 @@ bool mc_visited_find(const struct mc_visited *v, uint64_t fp, uint32_t *depth)
 		return false;
 	*depth = v->slot[i].depth;
 	return true;
+}
+
+/* --- bitstate ------------------------------------------------------------------------ */
+
+int mc_bits_init(struct mc_bits *b, unsigned log2)
+{
+	memset(b, 0, sizeof(*b));
+	b->word = mc_mem_alloc(((size_t)1 << log2) / 8);
+	b->log2 = b->word ? log2 : 0;
+	return b->word ? 0 : -1;
+}
+
+void mc_bits_free(struct mc_bits *b)
+{
+	if (b->word)
+		mc_mem_free(b->word, ((size_t)1 << b->log2) / 8);
+	memset(b, 0, sizeof(*b));
+}
+
+/* The i-th of a state's bits: two independent-looking indexes from one 64-bit hash. */
+static uint64_t bit_of(const struct mc_bits *b, uint64_t fp, unsigned i)
+{
+	uint64_t h = i ? (fp >> 32 | fp << 32) * 0x9e3779b97f4a7c15ull : fp;
+
+	return h >> (64 - b->log2);
+}
+
+enum mc_visit mc_bits_add(struct mc_bits *b, uint64_t fp)
+{
+	double f = (double)b->set / (double)((uint64_t)1 << b->log2);
+	bool fresh = false;
+
+	for (unsigned i = 0; i < MC_BITS_PER_STATE; i++) {
+		uint64_t bit = bit_of(b, fp, i), mask = (uint64_t)1 << (bit & 63);
+
+		if (!(b->word[bit >> 6] & mask)) {
+			b->word[bit >> 6] |= mask;
+			b->set++;
+			fresh = true;
+		}
+	}
+	if (!fresh)
+		return MC_VISIT_SEEN;
+	b->added++;
+	b->skip_odds += f * f; /* MC_BITS_PER_STATE == 2 */
+	return MC_VISIT_NEW;
+}
+
+double mc_bits_coverage(const struct mc_bits *b)
+{
+	return b->added ? 1.0 - b->skip_odds / (double)b->added : 1.0;
 }

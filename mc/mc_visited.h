@@ -67,4 +67,31 @@ bool mc_visited_full(const struct mc_visited *v);
 /* Double the set (no claim may run meanwhile); -1 out of memory. */
 int mc_visited_grow(struct mc_visited *v);
 
+/*
+ * Bitstate hashing (SPIN's supertrace): 2^log2 bits and no fingerprints; a
+ * state is taken as seen when both of its bits (two hashes of its
+ * fingerprint) are set, so a new state is wrongly skipped with probability
+ * (bits set / bits)^2 at the moment it is met. The set sums those odds over
+ * the states it adds, for an estimate of what was skipped.
+ */
+#define MC_BITS_PER_STATE 2
+struct mc_bits {
+	uint64_t *word;
+	unsigned log2;
+	uint64_t set;       /* bits set */
+	uint64_t added;     /* states added */
+	double skip_odds;   /* the sum, over the states added, of the odds of a skip then */
+};
+
+int mc_bits_init(struct mc_bits *b, unsigned log2);
+void mc_bits_free(struct mc_bits *b);
+/* MC_VISIT_NEW (its bits now set) or MC_VISIT_SEEN. */
+enum mc_visit mc_bits_add(struct mc_bits *b, uint64_t fp);
+/*
+ * The estimated fraction of the states met that were explored: one minus
+ * the mean of the skip odds the added states had (SPIN's hash factor is
+ * bits / added).
+ */
+double mc_bits_coverage(const struct mc_bits *b);
+
 #endif
