@@ -189,6 +189,7 @@ static const char compare_usage[] =
 
 static const char check_usage[] =
 	"usage: ksmkit check CONFIG [--json] [--mutant NAME] [--bfs|--dfs DEPTH]\n"
+	"                    [-j|--workers N] [--bitstate LOG2BITS]\n"
 	"                    [--set KEY=VALUE] [-o COUNTEREXAMPLE.wl] [--max-states N]\n"
 	"                    [-q|--quiet]\n"
 	"       ksmkit check --list-invariants | --list-mutants\n"
@@ -215,6 +216,11 @@ static const char check_usage[] =
 	"  --bfs               breadth-first: a shortest counterexample (the default,\n"
 	"                      unless the configuration says search = dfs)\n"
 	"  --dfs DEPTH         depth-first, exploring DEPTH steps from the start at most\n"
+	"  -j, --workers N     a breadth-first search on N threads (1 to 8): the same\n"
+	"                      states and counts, another shortest trace maybe\n"
+	"  --bitstate LOG2BITS bitstate hashing (SPIN's supertrace): depth-first, with\n"
+	"                      2^LOG2BITS bits (20 to 36) in place of the fingerprints,\n"
+	"                      two a state; not exhaustive: the coverage is estimated\n"
 	"  -o FILE.wl          write the counterexample as a workload for ksmkit sim and\n"
 	"                      ksmkit run (when its user actions fall between full scans;\n"
 	"                      never over CONFIG)\n"

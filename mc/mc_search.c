@@ -142,9 +142,10 @@ static double since(const struct timespec *t)
 /* The counts of every worker so far (the others' read as they run). */
 static struct mc_stats all_stats(const struct search *st)
 {
-	struct mc_stats t = st->res->stats;
+	/* the depth changes only between levels, when no other worker runs */
+	struct mc_stats t = { .depth = st->sh->worker[0]->res->stats.depth };
 
-	for (unsigned i = 1; i < st->sh->nworkers; i++) {
+	for (unsigned i = 0; i < st->sh->nworkers; i++) {
 		const struct mc_stats *w = &st->sh->worker[i]->res->stats;
 
 		t.generated += __atomic_load_n(&w->generated, __ATOMIC_RELAXED);
