@@ -410,17 +410,22 @@ struct rerun_note {
 	const struct test *t;
 };
 
+/* Why a differing run is run again (xval_may_be_transient). */
+static const char *transient_reason(const struct xval_result *res)
+{
+	if (res->kernel.invalid_rows > 0)
+		return "the runner was late for some rows";
+	if (xval_caught_up(&res->report, res->sim.trace))
+		return "the kernel caught up by its last scan";
+	return "a huge page's split may have met a transient reference";
+}
+
 /* xval_run runs @t again on this kernel: say why. */
 static void note_rerun(const struct xval_result *res, void *arg)
 {
 	const struct rerun_note *n = arg;
 
-	if (res->kernel.invalid_rows > 0)
-		progress(n->st, "%s: the runner was late for %llu rows, running it again",
-			 n->t->name, (unsigned long long)res->kernel.invalid_rows);
-	else
-		progress(n->st, "%s: the kernel caught up by its last scan, running it again",
-			 n->t->name);
+	progress(n->st, "%s: %s, running it again", n->t->name, transient_reason(res));
 }
 
 /* This machine's kernel, one workload after the other. */
@@ -503,9 +508,9 @@ static long guest_boot(const struct selftest *st, const struct kg_options *g, st
 		xval_options_init(&opt);
 		opt.pages = true;
 		xval_follow(pending[i]->wl, &runs[i], &opt, &res);
-		if (res.verdict == XVAL_DIFFERS && res.kernel.invalid_rows > 0 && may_retry) {
-			progress(st, "%s: the guest's runner was late for %llu rows, running it again",
-				 pending[i]->name, (unsigned long long)res.kernel.invalid_rows);
+		if (may_retry && xval_may_be_transient(pending[i]->wl, &res)) {
+			progress(st, "%s: %s, running it again", pending[i]->name,
+				 transient_reason(&res));
 			pending[again++] = pending[i];
 		} else {
 			kernel_verdict(pending[i]->wl, &res, &pending[i]->kernel);

@@ -325,16 +325,26 @@ static void result_init(struct xval_result *res)
 	cmp_report_init(&res->report);
 }
 
+bool xval_may_be_transient(const struct workload *wl, const struct xval_result *res)
+{
+	if (res->verdict != XVAL_DIFFERS)
+		return false;
+	if (res->kernel.invalid_rows > 0 || xval_caught_up(&res->report, res->sim.trace))
+		return true;
+	for (size_t i = 0; i < wl->nregions; i++)
+		if (wl->regions[i].thp == WL_THP_ALWAYS)
+			return true;
+	return false;
+}
+
 /*
- * A difference the kernel's run may not own: it caught up by its end, or
- * its runner was late for some rows (ksmd ended a second scan before the
- * runner saw the first: the row is invalid, or missing). Either way another
+ * A difference the kernel's run may not own (xval_may_be_transient): another
  * run can tell, and a deterministic divergence differs every time.
  */
-static bool worth_another_run(const struct xval_options *opt, const struct xval_result *res)
+static bool worth_another_run(const struct workload *wl, const struct xval_options *opt,
+			      const struct xval_result *res)
 {
-	return res->verdict == XVAL_DIFFERS && res->kernel_runs < opt->attempts &&
-	       (res->kernel.invalid_rows > 0 || xval_caught_up(&res->report, res->sim.trace));
+	return res->kernel_runs < opt->attempts && xval_may_be_transient(wl, res);
 }
 
 enum xval_verdict xval_run(const struct workload *wl, const struct xval_options *opt,
@@ -343,7 +353,7 @@ enum xval_verdict xval_run(const struct workload *wl, const struct xval_options 
 	result_init(res);
 	run_kernel_side(wl, opt, res);
 	follow_kernel(wl, opt, res);
-	while (worth_another_run(opt, res)) {
+	while (worth_another_run(wl, opt, res)) {
 		if (opt->rerun)
 			opt->rerun(res, opt->rerun_arg);
 		xval_side_free(&res->kernel);

@@ -226,6 +226,16 @@ enum xval_verdict xval_run(const struct workload *wl, const struct xval_options 
 enum xval_verdict xval_follow(const struct workload *wl, struct xval_guest_run *kernel,
 			      const struct xval_options *opt, struct xval_result *res);
 
+/*
+ * Whether a difference may be the kernel run's own accident, worth another
+ * run: the kernel caught up by its last scan (xval_caught_up), its runner
+ * was late for some rows (invalid rows: ksmd ended a second scan before the
+ * runner saw the first), or the workload has a thp = always region (a huge
+ * page's split fails while something holds a transient reference to it,
+ * such as a per-CPU LRU batch, and the merge waits for a later scan).
+ */
+bool xval_may_be_transient(const struct workload *wl, const struct xval_result *res);
+
 void xval_result_free(struct xval_result *res);
 
 /*
