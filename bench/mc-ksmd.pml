@@ -14,20 +14,22 @@
  * max_page_sharing is never reached, so there are no chains.
  *
  * The bijection with the checker's fingerprint (sim/sim_fields.h): every
- * field below is one of the simulator's fingerprinted fields (or a function
- * of them), named by the same ids (page slots 1..NP, frame ids, stable node
- * ids; 0 is "none"), and every field the fingerprint leaves out under its
- * condition (tree links of an item in no tree, a free frame's content, a
- * free stable node's links) is kept at 0 here, so that two states are equal
- * here exactly when their fingerprints are. What the checker keeps and is a
- * function of what is here is left out: the counters (pages_shared, ...),
- * mapcounts of the per-process counters, the PTE bits (writable and dirty
- * exactly when the frame is not a KSM page), the shadow of expected
- * contents (the frames' contents), and ksm_thread_mutex with batch_left
- * (held exactly when the cursor is inside the mm). A page's content is one
- * number c: the page holds value 1 with c written at offset 0, so memcmp
- * orders contents as numbers. A stored checksum is the content it was taken
- * of, 0 for a new rmap_item (which stores checksum 0).
+ * field below is one of the simulator's fingerprinted fields, or a function
+ * of them, under the same ids (page slots 1..NP, frame ids, stable node ids
+ * offset by NP; 0 is "none"), and every field the fingerprint leaves out
+ * under its condition (an item's tree links while it is in no tree, a free
+ * frame's content, a free stable node's links) is kept at 0 here, so that
+ * two states are equal here exactly when their fingerprints are. What the
+ * checker keeps and is a function of what is here is left out: the counters
+ * (pages_shared, ..., those of the process and the mapping, each node's
+ * rmap_hlist_len is kept), the PTE bits (writable and dirty exactly when
+ * the frame is not a KSM page), the shadow of expected contents (the
+ * frames' contents), and ksm_thread_mutex with batch_left (held exactly
+ * while the cursor is inside the mm). A page's content is one number c: the
+ * page holds value 1 with c written at offset 0 (c = 1: as filled), so
+ * memcmp orders contents as numbers. A stored checksum is the content it
+ * was taken of, 0 for a new rmap_item (which stores checksum 0). The order
+ * of the checks is kernel 6.18's: the checksum before the stable tree.
  *
  * The red-black trees are the kernel's algorithm as sim/sim_rbtree.c has
  * it, written again over arrays (the same insert fix-up cases, erase by
@@ -36,13 +38,13 @@
  * temporaries are hidden, so they are not state.
  */
 #ifndef NP
-#define NP 3            /* pages */
+#define NP 4            /* pages */
 #endif
 #ifndef NV
 #define NV 3            /* write values 1..NV */
 #endif
 #ifndef WRITES
-#define WRITES 5        /* the write budget */
+#define WRITES 4        /* the write budget */
 #endif
 #define NF (NP + 2)     /* frame ids 0..NP+1: a COW of a page mapped once allocates first */
 #define NS 8            /* stable node ids (asserted) */
@@ -98,7 +100,7 @@ hidden byte rb_rebal, rb_sib, rb_near, rb_far, rsp, rb_root;
 hidden byte rb_more, rb_done, rb_nb, rb_sb;
 hidden byte sa_f, rn_slot, rn_next, ri_node, ss_n, ss_kf, si_n, si_par, si_new, tu_n, tu_par;
 hidden byte tu_found, tu_tf, vf, wf, wn, fa_id;
-hidden byte sa_ok, si_left, tu_left, tu_insert;
+hidden byte sa_ok, si_left, tu_left;
 
 /* --- red-black trees (sim/sim_rbtree.c), over tP, tL, tR, tB and rb_root -------- */
 
@@ -441,7 +443,7 @@ inline rb_erase(n)
 	tP[0] = 0; tL[0] = 0; tR[0] = 0; tB[0] = 0
 }
 
-/* --- frames and stable nodes (sim/sim_state.c) ------------------------------- */
+/* --- frames (sim/sim_state.c) ------------------------------------------------- */
 
 /* fa_id: a new frame with content @c, from the free list first */
 inline frame_alloc(c)
@@ -463,7 +465,6 @@ inline frame_put(f)
 	:: else -> skip
 	fi
 }
-
 
 /* --- sim_merge.c ---------------------------------------------------------------- */
 
@@ -829,11 +830,16 @@ inline write(p, w)
 	}
 }
 
-/* writes of values 1..NV to page @p */
-#if NV == 2
-#define WRITES_TO(p) :: write(p, 1) :: write(p, 2)
+/* writes of values 1..NV (at most 4) to page @p */
+#define WRITE_ANY(p, w) :: write(p, w)
+#if NV >= 4
+#define WRITES_TO(p) WRITE_ANY(p, 1) WRITE_ANY(p, 2) WRITE_ANY(p, 3) WRITE_ANY(p, 4)
+#elif NV == 3
+#define WRITES_TO(p) WRITE_ANY(p, 1) WRITE_ANY(p, 2) WRITE_ANY(p, 3)
+#elif NV == 2
+#define WRITES_TO(p) WRITE_ANY(p, 1) WRITE_ANY(p, 2)
 #else
-#define WRITES_TO(p) :: write(p, 1) :: write(p, 2) :: write(p, 3)
+#define WRITES_TO(p) WRITE_ANY(p, 1)
 #endif
 
 active proctype user()
@@ -848,6 +854,9 @@ end:
 #endif
 #if NP >= 4
 	WRITES_TO(4)
+#endif
+#if NP >= 5
+	WRITES_TO(5)
 #endif
 	od
 }
