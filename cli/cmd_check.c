@@ -189,7 +189,8 @@ static void print_bitstate(const struct mc_result *res)
 	       "states met\n",
 	       res->depth_bound ? " with a depth bound" : "",
 	       res->verdict == MC_VIOLATION ? "stopped at the violation" : "not exhaustive",
-	       res->bitstate_log2, bits / 8 / 1048576, 100.0 * (double)s->bits_set / bits, 2u,
+	       res->bitstate_log2, bits / 8 / 1048576, 100.0 * (double)s->bits_set / bits,
+	       MC_BITS_PER_STATE,
 	       s->distinct ? bits / (double)s->distinct : 0.0, 100.0 * s->coverage);
 }
 

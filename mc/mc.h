@@ -139,6 +139,7 @@ struct mc_options {
 	 * state may be wrongly taken as seen; the coverage is estimated. 0: off.
 	 */
 	unsigned bitstate_log2;
+#define MC_BITS_PER_STATE 2 /* bitstate hashing: bits set for each state */
 	/* called about once a second during the search (may be NULL) */
 	void (*progress)(void *arg, const struct mc_stats *stats);
 	void *progress_arg;

@@ -1054,10 +1054,8 @@ static struct search *new_worker(const struct search *st)
 
 static int setup_workers(struct search *st, unsigned n)
 {
-	struct shared *sh = st->sh;
+	struct shared *sh = st->sh; /* worker 0, st, is there already (mc_check) */
 
-	sh->worker[0] = st;
-	sh->nworkers = 1;
 	if (n <= 1)
 		return 0;
 	if (pthread_rwlock_init(&sh->lock, NULL) != 0)
@@ -1070,7 +1068,7 @@ static int setup_workers(struct search *st, unsigned n)
 }
 
 /* The other workers' counts into the first's, and the first violation or error. */
-static int merge_workers(struct search *st, int rc)
+static void merge_workers(struct search *st, int rc)
 {
 	struct shared *sh = st->sh;
 
@@ -1092,7 +1090,6 @@ static int merge_workers(struct search *st, int rc)
 			r->trace = NULL;
 		}
 	}
-	return rc;
 }
 
 static void teardown(struct search *st)
@@ -1168,7 +1165,7 @@ int mc_check(const struct mc_config *cfg, const struct mc_options *opt,
 	if (rc == 0)
 		rc = res->search == MC_SEARCH_DFS ? dfs(&st) : bfs(&st);
 	budget_spent = out_of_budget(&st); /* counts every worker's states */
-	rc = merge_workers(&st, rc);
+	merge_workers(&st, rc);
 	res->stats.seconds = since(&st.start);
 	res->stats.coverage = sh.bits.word ? mc_bits_coverage(&sh.bits) : 1.0;
 	res->stats.bits_set = sh.bits.set;

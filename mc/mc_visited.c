@@ -176,12 +176,13 @@ static uint64_t bit_of(const struct mc_bits *b, uint64_t fp, unsigned i)
 
 enum mc_visit mc_bits_add(struct mc_bits *b, uint64_t fp)
 {
-	double f = (double)b->set / (double)((uint64_t)1 << b->log2);
+	double f = (double)b->set / (double)((uint64_t)1 << b->log2), odds = 1;
 	bool fresh = false;
 
 	for (unsigned i = 0; i < MC_BITS_PER_STATE; i++) {
 		uint64_t bit = bit_of(b, fp, i), mask = (uint64_t)1 << (bit & 63);
 
+		odds *= f;
 		if (!(b->word[bit >> 6] & mask)) {
 			b->word[bit >> 6] |= mask;
 			b->set++;
@@ -191,7 +192,7 @@ enum mc_visit mc_bits_add(struct mc_bits *b, uint64_t fp)
 	if (!fresh)
 		return MC_VISIT_SEEN;
 	b->added++;
-	b->skip_odds += f * f; /* MC_BITS_PER_STATE == 2 */
+	b->skip_odds += odds;
 	return MC_VISIT_NEW;
 }
 

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mc.h" /* MC_BITS_PER_STATE */
+
 struct mc_visited_slot {
 	uint64_t key;      /* 0: empty (fingerprint 0 is stored as 1) */
 	uint32_t depth;
@@ -74,7 +76,6 @@ int mc_visited_grow(struct mc_visited *v);
  * (bits set / bits)^2 at the moment it is met. The set sums those odds over
  * the states it adds, for an estimate of what was skipped.
  */
-#define MC_BITS_PER_STATE 2
 struct mc_bits {
 	uint64_t *word;
 	unsigned log2;
