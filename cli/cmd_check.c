@@ -143,8 +143,12 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 			break;
 		case 'd':
 			a->opt.search = MC_SEARCH_DFS;
-			if (parse_count(value, &a->opt.depth) != 0 || !a->opt.depth) {
-				cli_error("check: --dfs needs a depth bound above 0, not '%s'", value);
+			if (!strcmp(value, "none")) {
+				a->opt.depth = MC_DEPTH_NONE;
+			} else if (parse_count(value, &a->opt.depth) != 0 || !a->opt.depth ||
+				   a->opt.depth == MC_DEPTH_NONE) {
+				cli_error("check: --dfs needs a depth bound above 0 or 'none', "
+					  "not '%s'", value);
 				return -1;
 			}
 			break;

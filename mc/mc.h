@@ -105,8 +105,16 @@ int mc_mutant_lookup(const char *name);
 enum mc_search {
 	MC_SEARCH_DEFAULT, /* as the configuration says */
 	MC_SEARCH_BFS,     /* breadth-first: shortest counterexamples */
-	MC_SEARCH_DFS,     /* depth-first under a depth bound: less memory */
+	MC_SEARCH_DFS,     /* depth-first, under a depth bound or none: less memory */
 };
+
+/*
+ * mc_options.depth for a depth-first search without a bound, whatever the
+ * configuration says. Each state is then expanded once, as SPIN does: with a
+ * bound, a state met again at a smaller depth must be expanded again, for
+ * what lies beyond the bound from its first visit.
+ */
+#define MC_DEPTH_NONE UINT64_MAX
 
 struct mc_stats {
 	uint64_t generated;   /* successor states computed (revisits included) */
@@ -123,7 +131,8 @@ struct mc_stats {
 
 struct mc_options {
 	enum mc_search search;
-	uint64_t depth;       /* depth bound; 0: the configuration's (0 there: none) */
+	/* depth bound; 0: the configuration's (0 there: none); MC_DEPTH_NONE: none */
+	uint64_t depth;
 	unsigned mutant;      /* enum sim_mutant; 0: the simulator as written */
 	uint64_t max_states;  /* stop after this many distinct states; 0: no limit */
 	/*

@@ -109,6 +109,12 @@ struct search {
 	struct mc_result own;         /* a worker's other than 0: its counts and verdict */
 	uint64_t bound;               /* depth bound, 0: none */
 	bool liveness;
+	/*
+	 * Depth-first without a bound or bits: states are records (their ids in
+	 * the visited set), and liveness comes from the ksmd links after the
+	 * search, as breadth-first; otherwise it is simulated state by state.
+	 */
+	bool dfs_records;
 	struct shared *sh;
 	int rc;                       /* a worker's outcome on the last level */
 	struct sim *init, *work, *child, *prev, *live;
@@ -647,8 +653,11 @@ static uint8_t settle_of(struct search *st, uint32_t id, uint32_t *stack)
 	return st->sh->rec[id].settle;
 }
 
-/* After the search: the shallowest state where liveness starts and fails. */
-static int bfs_liveness(struct search *st)
+/*
+ * After the search: the first recorded state where liveness starts and
+ * fails (breadth-first, the shallowest).
+ */
+static int liveness_by_records(struct search *st)
 {
 	size_t nrec = st->sh->nrec;
 	uint32_t *stack = malloc((nrec ? nrec : 1) * sizeof(*stack));
@@ -794,13 +803,14 @@ static int bfs(struct search *st)
 		if (next_level(sh))
 			depth++;
 	}
-	return st->liveness ? bfs_liveness(st) : 0;
+	return st->liveness ? liveness_by_records(st) : 0;
 }
 
 /* --- depth-first -------------------------------------------------------------------- */
 
 struct frame {
 	size_t first, n, next;     /* its enabled actions in st->actions */
+	uint32_t id;               /* st->dfs_records: the state's record */
 	bool merged;
 	struct mc_extra x;
 };
@@ -849,33 +859,72 @@ static int dfs_report(struct search *st, struct dfs *d, size_t depth, int inv,
 	return rc;
 }
 
-/* Remember a DFS state: in the visited set with its depth, or in the bits. */
+/*
+ * Remember a DFS state: in the visited set, or in the bits. Under a depth
+ * bound with its depth, so that a state met again nearer the start is
+ * expanded again (MC_VISIT_SHALLOWER); without one, every state once.
+ */
 static enum mc_visit dfs_visit(struct search *st, uint64_t fp, uint32_t depth)
 {
 	if (st->sh->bits.word)
 		return mc_bits_add(&st->sh->bits, fp);
-	return mc_visited_add(&st->sh->seen, fp, depth, NULL);
+	return mc_visited_add(&st->sh->seen, fp, st->bound ? depth : 0, NULL);
 }
 
-/* Push the state in st->child at @depth: copy it, list its actions. */
-static int dfs_push(struct search *st, struct dfs *d, size_t depth, const struct mc_extra *x)
+/*
+ * st->dfs_records: remember a state with the id its record will have, or
+ * learn the id of the one seen (*id). Room for the record is kept with the
+ * visited set's.
+ */
+static enum mc_visit dfs_visit_record(struct search *st, uint64_t fp, uint32_t *id)
+{
+	enum mc_visit v = mc_visited_add(&st->sh->seen, fp, (uint32_t)st->sh->nrec, id);
+
+	if (v == MC_VISIT_NEW && reserve_records(st->sh) != 0)
+		return MC_VISIT_OOM;
+	return v;
+}
+
+/* st->dfs_records: what the frame's state learns of its action into @id. */
+static void dfs_link(struct search *st, const struct frame *f, const struct mc_action *a,
+		     const struct mc_effect *eff, uint32_t id)
+{
+	struct record *r = &st->sh->rec[f->id];
+
+	if (a->kind != MC_ACT_KSMD)
+		return;
+	r->ksmd_next = id;
+	if (eff->wraps)
+		r->flags |= REC_WRAPS;
+}
+
+/*
+ * Push the state in st->child at @depth and list its actions: the machine
+ * moves to the stack, and st->child takes the one that was there (or a new
+ * one), so no state is copied.
+ */
+static int dfs_push(struct search *st, struct dfs *d, size_t depth, const struct mc_extra *x,
+		    uint32_t id)
 {
 	size_t first = depth ? d->frame[depth - 1].first + d->frame[depth - 1].n : 0;
+	struct sim *spare;
 	struct frame *f;
 
 	if (dfs_grow(d, depth) != 0)
 		return -1;
-	if (!d->sim[depth] && !(d->sim[depth] = sim_clone(st->init)))
+	if (!(spare = d->sim[depth]) && !(spare = sim_clone(st->init)))
 		return -1;
-	if (sim_clone_into(d->sim[depth], st->child) != 0)
-		return -1;
+	d->sim[depth] = st->child;
+	st->child = spare;
 	f = &d->frame[depth];
 	f->first = first;
 	f->next = 0;
+	f->id = id;
 	copy_extra(&f->x, x);
 	if ((f->n = enabled(st, d->sim[depth], x, first)) == SIZE_MAX)
 		return -1;
-	f->merged = merged(st, d->sim[depth]);
+	f->merged = st->dfs_records ? st->sh->rec[id].flags & REC_MERGED
+				    : merged(st, d->sim[depth]);
 	if (st->bound && depth >= st->bound) {
 		st->res->stats.cut += f->n > 0;
 		f->n = 0;
@@ -893,7 +942,7 @@ static int dfs_new(struct search *st, const struct mc_action *a, const struct mc
 	unsigned need;
 
 	*liveness_failed = false;
-	if (inv || !st->liveness || (a && a->kind == MC_ACT_KSMD) ||
+	if (inv || !st->liveness || st->dfs_records || (a && a->kind == MC_ACT_KSMD) ||
 	    !mc_liveness_applies(st->child, x))
 		return inv;
 	need = simulate_settle(st, st->child, x);
@@ -912,6 +961,8 @@ static int dfs_step(struct search *st, struct dfs *d, size_t depth)
 	struct mc_extra xc;
 	bool live_failed;
 	enum mc_visit v;
+	uint32_t id = NO_ID;
+	uint64_t fp;
 	int inv;
 
 	st->work = d->sim[depth];
@@ -921,9 +972,15 @@ static int dfs_step(struct search *st, struct dfs *d, size_t depth)
 	if (inv)
 		return dfs_report(st, d, depth, inv - 1, &a, false);
 	maybe_progress(st);
-	v = dfs_visit(st, state_fp(st->child, &xc), (uint32_t)depth + 1);
+	fp = state_fp(st->child, &xc);
+	v = st->dfs_records ? dfs_visit_record(st, fp, &id)
+			    : dfs_visit(st, fp, (uint32_t)depth + 1);
 	if (v == MC_VISIT_OOM)
 		return oom(st);
+	if (v == MC_VISIT_NEW && st->dfs_records)
+		id = record(st, f->id, &a, st->child, &xc);
+	if (st->dfs_records)
+		dfs_link(st, f, &a, &eff, id);
 	if (v == MC_VISIT_SEEN)
 		return 0;
 	if (v == MC_VISIT_NEW) {
@@ -931,32 +988,39 @@ static int dfs_step(struct search *st, struct dfs *d, size_t depth)
 		if ((inv = dfs_new(st, &a, &xc, &live_failed)))
 			return dfs_report(st, d, depth, inv - 1, &a, live_failed);
 	}
-	return dfs_push(st, d, depth + 1, &xc) != 0 ? oom(st) : 2;
+	return dfs_push(st, d, depth + 1, &xc, id) != 0 ? oom(st) : 2;
 }
 
 static int dfs(struct search *st)
 {
 	struct dfs d = { NULL, NULL, 0 };
 	struct sim *work = st->work;
+	uint64_t fp = state_fp(st->init, &st->x0);
 	bool live_failed;
+	uint32_t id = NO_ID;
 	size_t depth = 0;
 	int rc = 0;
 
-	if (dfs_visit(st, state_fp(st->init, &st->x0), 0) == MC_VISIT_OOM ||
+	if ((st->dfs_records ? dfs_visit_record(st, fp, &id) : dfs_visit(st, fp, 0)) ==
+		    MC_VISIT_OOM ||
 	    sim_clone_into(st->child, st->init) != 0) {
 		rc = oom(st);
 		goto out;
 	}
+	if (st->dfs_records)
+		id = record(st, NO_ID, NULL, st->init, &st->x0);
 	if ((rc = dfs_new(st, NULL, &st->x0, &live_failed))) {
 		rc = report(st, rc - 1, NULL, 0, live_failed);
 		goto out;
 	}
-	if (dfs_push(st, &d, 0, &st->x0) != 0) {
+	if (dfs_push(st, &d, 0, &st->x0, id) != 0) {
 		rc = oom(st);
 		goto out;
 	}
 	while (!rc && !out_of_budget(st)) {
 		if (d.frame[depth].next == d.frame[depth].n) {
+			if (st->dfs_records)
+				st->sh->rec[d.frame[depth].id].flags |= REC_EXPANDED;
 			if (depth == 0)
 				break;
 			depth--;
@@ -968,6 +1032,8 @@ static int dfs(struct search *st)
 			rc = 0;
 		}
 	}
+	if (!rc && st->dfs_records && st->liveness)
+		rc = liveness_by_records(st);
 out:
 	for (size_t i = 0; i < d.cap; i++)
 		sim_free(d.sim[i]);
@@ -1111,6 +1177,14 @@ static void teardown(struct search *st)
 	free(sh->entry);
 }
 
+/* The depth bound a search runs under (0: none), from the caller's and the configuration's. */
+static uint64_t depth_bound(uint64_t asked, uint64_t configured)
+{
+	if (asked == MC_DEPTH_NONE)
+		return 0;
+	return asked ? asked : configured;
+}
+
 int mc_check(const struct mc_config *cfg, const struct mc_options *opt,
 	     struct mc_result *res, char *err, size_t errlen)
 {
@@ -1127,7 +1201,7 @@ int mc_check(const struct mc_config *cfg, const struct mc_options *opt,
 		err[0] = 0;
 	res->mutant = st.opt->mutant;
 	res->search = st.opt->search != MC_SEARCH_DEFAULT ? st.opt->search : cfg->search;
-	res->depth_bound = st.opt->depth ? st.opt->depth : cfg->depth;
+	res->depth_bound = depth_bound(st.opt->depth, cfg->depth);
 	st.liveness = cfg->check[MC_INV_LIVENESS];
 	if (st.opt->mutant >= SIM_MUTANT_COUNT) {
 		snprintf(err, errlen, "no such mutant");
@@ -1148,10 +1222,11 @@ int mc_check(const struct mc_config *cfg, const struct mc_options *opt,
 		}
 		/* the bits cannot say at which depth a state was seen: no bound but the caller's */
 		res->search = MC_SEARCH_DFS;
-		res->depth_bound = st.opt->depth;
+		res->depth_bound = depth_bound(st.opt->depth, 0);
 		res->bitstate_log2 = st.opt->bitstate_log2;
 	}
 	st.bound = res->depth_bound;
+	st.dfs_records = res->search == MC_SEARCH_DFS && !st.bound && !res->bitstate_log2;
 	/* a depth-first search is one worker's */
 	workers = res->search == MC_SEARCH_DFS ? 1 : st.opt->workers;
 	res->workers = workers ? workers : 1;

@@ -960,6 +960,59 @@ START_TEST(t28_two_workers_find_shortest_violations)
 }
 END_TEST
 
+/* --- depth-first without a bound ----------------------------------------------------- */
+
+/*
+ * Without a bound each state is expanded once, as in a breadth-first search
+ * (and in SPIN): the same states, the same successors generated.
+ */
+START_TEST(t32_unbounded_dfs_expands_each_state_once)
+{
+	static const char *const configs[] = { "reference.conf", "lifecycle.conf", "fork.conf",
+					       "chains.conf", "mac-race.conf" };
+	struct mc_config *cfg = load(configs[_i]);
+	struct mc_options bfs = { .search = MC_SEARCH_BFS },
+			  dfs = { .search = MC_SEARCH_DFS, .depth = MC_DEPTH_NONE };
+	struct mc_result a = run(cfg, &bfs), b = run(cfg, &dfs);
+
+	ck_assert_int_eq(b.search, MC_SEARCH_DFS);
+	ck_assert_uint_eq(b.depth_bound, 0);
+	ck_assert_int_eq(a.verdict, MC_PASS);
+	ck_assert_int_eq(b.verdict, MC_PASS);
+	ck_assert(a.stats.exhaustive && b.stats.exhaustive);
+	ck_assert_uint_eq(a.stats.distinct, b.stats.distinct);
+	ck_assert_uint_eq(a.stats.generated, b.stats.generated);
+	mc_result_free(&a);
+	mc_result_free(&b);
+	mc_config_free(cfg);
+}
+END_TEST
+
+/*
+ * Liveness comes from the ksmd links after an unbounded depth-first search,
+ * not from simulation: every mutant is still caught, by the same invariant.
+ */
+START_TEST(t33_unbounded_dfs_catches_every_mutant)
+{
+	struct mc_config *cfg = caught[_i].policy
+		? load_policy(caught[_i].config, caught[_i].policy)
+		: load(caught[_i].config);
+	struct mc_options opt = { .search = MC_SEARCH_DFS, .depth = MC_DEPTH_NONE };
+	struct mc_result res;
+
+	opt.mutant = (unsigned)mc_mutant_lookup(caught[_i].mutant);
+	res = run(cfg, &opt);
+	ck_assert_msg(res.verdict == MC_VIOLATION, "%s survived %s", caught[_i].mutant,
+		      caught[_i].config);
+	ck_assert_msg(strcmp(mc_invariant_name(res.invariant), caught[_i].invariant) == 0,
+		      "%s: caught by %s (%s), expected %s", caught[_i].mutant,
+		      mc_invariant_name(res.invariant), res.message, caught[_i].invariant);
+	ck_assert_uint_gt(mc_trace_length(res.trace), 0);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+}
+END_TEST
+
 /* mc_check refuses @opt on @cfg, saying @why. */
 static void assert_refused(const struct mc_config *cfg, const struct mc_options *opt,
 			   const char *why)
@@ -1082,6 +1135,9 @@ static Suite *mc_suite(void)
 	tcase_add_test(tc, t29_workers_stop_at_the_state_limit);
 	tcase_add_test(tc, t30_bitstate_explores_nearly_all_and_says_how_much);
 	tcase_add_test(tc, t31_bitstate_catches_a_mutant);
+	tcase_add_loop_test(tc, t32_unbounded_dfs_expands_each_state_once, 0, 5);
+	tcase_add_loop_test(tc, t33_unbounded_dfs_catches_every_mutant, 0,
+			    sizeof(caught) / sizeof(caught[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }
