@@ -808,11 +808,25 @@ static int bfs(struct search *st)
 
 /* --- depth-first -------------------------------------------------------------------- */
 
+#define DFS_BATCH 8 /* successors a frame computes before it asks the visited set */
+
+/*
+ * A state on the depth-first stack. Its successors are computed DFS_BATCH
+ * at a time and asked of the visited set together, so that their slots load
+ * meanwhile; the new ones wait in kid[] and are entered one by one. A state
+ * is marked visited when it is generated, and expanded when its turn comes.
+ */
 struct frame {
-	size_t first, n, next;     /* its enabled actions in st->actions */
+	size_t first, n, next;     /* its enabled actions in st->actions; the next to compute */
+	size_t taken;              /* the action into the state above it on the stack */
 	uint32_t id;               /* st->dfs_records: the state's record */
 	bool merged;
 	struct mc_extra x;
+	unsigned nkids, kid_next;  /* new successors waiting, and the next to enter */
+	struct sim *kid[DFS_BATCH];
+	struct mc_extra kid_x[DFS_BATCH];
+	size_t kid_act[DFS_BATCH];
+	uint32_t kid_id[DFS_BATCH];
 };
 
 struct dfs {
@@ -821,6 +835,7 @@ struct dfs {
 	size_t cap;
 };
 
+/* Room for a frame at @depth; new frames start without machines. */
 static int dfs_grow(struct dfs *d, size_t depth)
 {
 	size_t cap = d->cap ? d->cap * 2 : 64;
@@ -831,6 +846,7 @@ static int dfs_grow(struct dfs *d, size_t depth)
 		return 0;
 	if (!(f = realloc(d->frame, cap * sizeof(*f))))
 		return -1;
+	memset(f + d->cap, 0, (cap - d->cap) * sizeof(*f));
 	d->frame = f;
 	if (!(s = realloc(d->sim, cap * sizeof(*s))))
 		return -1;
@@ -839,6 +855,17 @@ static int dfs_grow(struct dfs *d, size_t depth)
 		d->sim[i] = NULL;
 	d->cap = cap;
 	return 0;
+}
+
+static void dfs_free(struct dfs *d)
+{
+	for (size_t i = 0; i < d->cap; i++) {
+		sim_free(d->sim[i]);
+		for (unsigned j = 0; j < DFS_BATCH; j++)
+			sim_free(d->frame[i].kid[j]);
+	}
+	free(d->sim);
+	free(d->frame);
 }
 
 static int dfs_report(struct search *st, struct dfs *d, size_t depth, int inv,
@@ -851,7 +878,7 @@ static int dfs_report(struct search *st, struct dfs *d, size_t depth, int inv,
 	if (!path)
 		return oom(st);
 	for (size_t i = 0; i < depth; i++)
-		path[n++] = st->actions[d->frame[i].first + d->frame[i].next - 1];
+		path[n++] = st->actions[d->frame[i].taken];
 	if (last)
 		path[n++] = *last;
 	rc = report(st, inv, path, n, liveness);
@@ -899,26 +926,25 @@ static void dfs_link(struct search *st, const struct frame *f, const struct mc_a
 }
 
 /*
- * Push the state in st->child at @depth and list its actions: the machine
- * moves to the stack, and st->child takes the one that was there (or a new
- * one), so no state is copied.
+ * Push the machine *@machine at @depth (room made with dfs_grow) and list
+ * its actions: it moves to the stack and *@machine takes the one that was
+ * there (or a new one), so no state is copied.
  */
-static int dfs_push(struct search *st, struct dfs *d, size_t depth, const struct mc_extra *x,
-		    uint32_t id)
+static int dfs_push(struct search *st, struct dfs *d, size_t depth, struct sim **machine,
+		    const struct mc_extra *x, uint32_t id)
 {
 	size_t first = depth ? d->frame[depth - 1].first + d->frame[depth - 1].n : 0;
 	struct sim *spare;
 	struct frame *f;
 
-	if (dfs_grow(d, depth) != 0)
-		return -1;
 	if (!(spare = d->sim[depth]) && !(spare = sim_clone(st->init)))
 		return -1;
-	d->sim[depth] = st->child;
-	st->child = spare;
+	d->sim[depth] = *machine;
+	*machine = spare;
 	f = &d->frame[depth];
 	f->first = first;
 	f->next = 0;
+	f->nkids = f->kid_next = 0;
 	f->id = id;
 	copy_extra(&f->x, x);
 	if ((f->n = enabled(st, d->sim[depth], x, first)) == SIZE_MAX)
@@ -934,61 +960,112 @@ static int dfs_push(struct search *st, struct dfs *d, size_t depth, const struct
 	return 0;
 }
 
-/* The state invariants of a new DFS state, and liveness from it (simulated). */
-static int dfs_new(struct search *st, const struct mc_action *a, const struct mc_extra *x,
-		   bool *liveness_failed)
+/* The state invariants of a new DFS state @s, and liveness from it (simulated). */
+static int dfs_new(struct search *st, const struct mc_action *a, const struct sim *s,
+		   const struct mc_extra *x, bool *liveness_failed)
 {
-	int inv = mc_check_state(st->cfg, st->child, x, st->msg, sizeof(st->msg));
+	int inv = mc_check_state(st->cfg, s, x, st->msg, sizeof(st->msg));
 	unsigned need;
 
 	*liveness_failed = false;
 	if (inv || !st->liveness || st->dfs_records || (a && a->kind == MC_ACT_KSMD) ||
-	    !mc_liveness_applies(st->child, x))
+	    !mc_liveness_applies(s, x))
 		return inv;
-	need = simulate_settle(st, st->child, x);
+	need = simulate_settle(st, s, x);
 	if (need == SETTLE_UNKNOWN || need <= st->cfg->liveness_scans)
 		return 0;
 	*liveness_failed = true;
 	return MC_INV_LIVENESS + 1;
 }
 
-/* One action from the frame at @depth: 0 done, 2 pushed a new frame, else stop. */
-static int dfs_step(struct search *st, struct dfs *d, size_t depth)
+/* Successor @i of the frame's batch is new, or again nearer the start: keep it. */
+static void dfs_keep(struct frame *f, unsigned i, size_t act, uint32_t id)
+{
+	unsigned k = f->nkids++;
+
+	if (k != i) {
+		struct sim *t = f->kid[k];
+
+		f->kid[k] = f->kid[i];
+		f->kid[i] = t;
+		copy_extra(&f->kid_x[k], &f->kid_x[i]);
+	}
+	f->kid_act[k] = act;
+	f->kid_id[k] = id;
+}
+
+/*
+ * The frame at @depth computes its next batch of successors, then asks the
+ * visited set about all of them and keeps those to enter. 0, or stop.
+ */
+static int dfs_batch(struct search *st, struct dfs *d, size_t depth)
 {
 	struct frame *f = &d->frame[depth];
-	const struct mc_action a = st->actions[f->first + f->next++];
-	struct mc_effect eff;
-	struct mc_extra xc;
-	bool live_failed;
-	enum mc_visit v;
-	uint32_t id = NO_ID;
-	uint64_t fp;
-	int inv;
+	unsigned m = f->n - f->next < DFS_BATCH ? (unsigned)(f->n - f->next) : DFS_BATCH;
+	struct mc_effect eff[DFS_BATCH];
+	uint64_t fp[DFS_BATCH];
 
 	st->work = d->sim[depth];
-	inv = transition(st, &f->x, f->merged, &a, st->child, &xc, &eff);
-	if (inv < 0)
-		return oom(st);
-	if (inv)
-		return dfs_report(st, d, depth, inv - 1, &a, false);
-	maybe_progress(st);
-	fp = state_fp(st->child, &xc);
-	v = st->dfs_records ? dfs_visit_record(st, fp, &id)
-			    : dfs_visit(st, fp, (uint32_t)depth + 1);
-	if (v == MC_VISIT_OOM)
-		return oom(st);
-	if (v == MC_VISIT_NEW && st->dfs_records)
-		id = record(st, f->id, &a, st->child, &xc);
-	if (st->dfs_records)
-		dfs_link(st, f, &a, &eff, id);
-	if (v == MC_VISIT_SEEN)
-		return 0;
-	if (v == MC_VISIT_NEW) {
-		st->res->stats.distinct++;
-		if ((inv = dfs_new(st, &a, &xc, &live_failed)))
-			return dfs_report(st, d, depth, inv - 1, &a, live_failed);
+	for (unsigned i = 0; i < m; i++) {
+		const struct mc_action *a = &st->actions[f->first + f->next + i];
+		int inv;
+
+		if (!f->kid[i] && !(f->kid[i] = sim_clone(st->init)))
+			return oom(st);
+		inv = transition(st, &f->x, f->merged, a, f->kid[i], &f->kid_x[i], &eff[i]);
+		if (inv < 0)
+			return oom(st);
+		if (inv)
+			return dfs_report(st, d, depth, inv - 1, a, false);
+		fp[i] = state_fp(f->kid[i], &f->kid_x[i]);
+		if (!st->sh->bits.word)
+			mc_visited_prefetch(&st->sh->seen, fp[i]);
 	}
-	return dfs_push(st, d, depth + 1, &xc, id) != 0 ? oom(st) : 2;
+	f->nkids = f->kid_next = 0;
+	for (unsigned i = 0; i < m && !out_of_budget(st); i++) {
+		size_t act = f->first + f->next + i;
+		const struct mc_action *a = &st->actions[act];
+		enum mc_visit v;
+		uint32_t id = NO_ID;
+		bool live_failed;
+		int inv;
+
+		v = st->dfs_records ? dfs_visit_record(st, fp[i], &id)
+				    : dfs_visit(st, fp[i], (uint32_t)depth + 1);
+		if (v == MC_VISIT_OOM)
+			return oom(st);
+		if (v == MC_VISIT_NEW && st->dfs_records)
+			id = record(st, f->id, a, f->kid[i], &f->kid_x[i]);
+		if (st->dfs_records)
+			dfs_link(st, f, a, &eff[i], id);
+		if (v == MC_VISIT_SEEN)
+			continue;
+		if (v == MC_VISIT_NEW) {
+			st->res->stats.distinct++;
+			if ((inv = dfs_new(st, a, f->kid[i], &f->kid_x[i], &live_failed)))
+				return dfs_report(st, d, depth, inv - 1, a, live_failed);
+		}
+		dfs_keep(f, i, act, id);
+	}
+	f->next += m;
+	maybe_progress(st);
+	return 0;
+}
+
+/* Enter the frame's next kept successor: 2 pushed, else stop. */
+static int dfs_enter(struct search *st, struct dfs *d, size_t depth)
+{
+	struct frame *f;
+	unsigned j;
+
+	if (dfs_grow(d, depth + 1) != 0)
+		return oom(st);
+	f = &d->frame[depth];
+	j = f->kid_next++;
+	f->taken = f->kid_act[j];
+	if (dfs_push(st, d, depth + 1, &f->kid[j], &f->kid_x[j], f->kid_id[j]) != 0)
+		return oom(st);
+	return 2;
 }
 
 static int dfs(struct search *st)
@@ -1009,24 +1086,28 @@ static int dfs(struct search *st)
 	}
 	if (st->dfs_records)
 		id = record(st, NO_ID, NULL, st->init, &st->x0);
-	if ((rc = dfs_new(st, NULL, &st->x0, &live_failed))) {
+	if ((rc = dfs_new(st, NULL, st->child, &st->x0, &live_failed))) {
 		rc = report(st, rc - 1, NULL, 0, live_failed);
 		goto out;
 	}
-	if (dfs_push(st, &d, 0, &st->x0, id) != 0) {
+	if (dfs_grow(&d, 0) != 0 || dfs_push(st, &d, 0, &st->child, &st->x0, id) != 0) {
 		rc = oom(st);
 		goto out;
 	}
 	while (!rc && !out_of_budget(st)) {
-		if (d.frame[depth].next == d.frame[depth].n) {
+		struct frame *f = &d.frame[depth];
+
+		if (f->kid_next < f->nkids) {
+			rc = dfs_enter(st, &d, depth);
+		} else if (f->next < f->n) {
+			rc = dfs_batch(st, &d, depth);
+		} else {
 			if (st->dfs_records)
-				st->sh->rec[d.frame[depth].id].flags |= REC_EXPANDED;
+				st->sh->rec[f->id].flags |= REC_EXPANDED;
 			if (depth == 0)
 				break;
 			depth--;
-			continue;
 		}
-		rc = dfs_step(st, &d, depth);
 		if (rc == 2) {
 			depth++;
 			rc = 0;
@@ -1035,10 +1116,7 @@ static int dfs(struct search *st)
 	if (!rc && st->dfs_records && st->liveness)
 		rc = liveness_by_records(st);
 out:
-	for (size_t i = 0; i < d.cap; i++)
-		sim_free(d.sim[i]);
-	free(d.sim);
-	free(d.frame);
+	dfs_free(&d);
 	st->work = work;
 	return rc;
 }
