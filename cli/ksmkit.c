@@ -188,7 +188,7 @@ static const char compare_usage[] =
 	"and the reason given).\n";
 
 static const char check_usage[] =
-	"usage: ksmkit check CONFIG [--json] [--mutant NAME] [--bfs|--dfs DEPTH]\n"
+	"usage: ksmkit check CONFIG [--json] [--mutant NAME] [--bfs|--dfs DEPTH|none]\n"
 	"                    [-j|--workers N] [--bitstate LOG2BITS]\n"
 	"                    [--set KEY=VALUE] [-o COUNTEREXAMPLE.wl] [--max-states N]\n"
 	"                    [-q|--quiet]\n"
@@ -215,7 +215,9 @@ static const char check_usage[] =
 	"                      under the fixed smart scan\n"
 	"  --bfs               breadth-first: a shortest counterexample (the default,\n"
 	"                      unless the configuration says search = dfs)\n"
-	"  --dfs DEPTH         depth-first, exploring DEPTH steps from the start at most\n"
+	"  --dfs DEPTH|none    depth-first, exploring DEPTH steps from the start at most;\n"
+	"                      none: no bound, each state expanded once (SPIN's search:\n"
+	"                      the same states and counts as breadth-first, faster)\n"
 	"  -j, --workers N     a breadth-first search on N threads (1 to 8): the same\n"
 	"                      states and counts, another shortest trace maybe\n"
 	"  --bitstate LOG2BITS bitstate hashing (SPIN's supertrace): depth-first, with\n"
