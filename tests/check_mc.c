@@ -415,27 +415,34 @@ static const struct {
 	{ "phase-by-address", "smart-scan.conf", "liveness", "phased" },
 };
 
-START_TEST(t08_every_mutant_is_caught_by_its_invariant)
+/* Mutant @i of caught[], searched as @search says, is caught by its invariant. */
+static void assert_caught(size_t i, const struct mc_options *search)
 {
-	struct mc_config *cfg = caught[_i].policy
-		? load_policy(caught[_i].config, caught[_i].policy)
-		: load(caught[_i].config);
-	struct mc_options opt = { 0 };
+	struct mc_config *cfg = caught[i].policy ? load_policy(caught[i].config, caught[i].policy)
+						 : load(caught[i].config);
+	struct mc_options opt = *search;
 	struct mc_result res;
-	int m = mc_mutant_lookup(caught[_i].mutant);
+	int m = mc_mutant_lookup(caught[i].mutant);
 
 	ck_assert_int_gt(m, 0);
 	opt.mutant = (unsigned)m;
 	res = run(cfg, &opt);
-	ck_assert_msg(res.verdict == MC_VIOLATION, "%s survived %s", caught[_i].mutant,
-		      caught[_i].config);
-	ck_assert_msg(strcmp(mc_invariant_name(res.invariant), caught[_i].invariant) == 0,
-		      "%s: caught by %s (%s), expected %s", caught[_i].mutant,
-		      mc_invariant_name(res.invariant), res.message, caught[_i].invariant);
+	ck_assert_msg(res.verdict == MC_VIOLATION, "%s survived %s", caught[i].mutant,
+		      caught[i].config);
+	ck_assert_msg(strcmp(mc_invariant_name(res.invariant), caught[i].invariant) == 0,
+		      "%s: caught by %s (%s), expected %s", caught[i].mutant,
+		      mc_invariant_name(res.invariant), res.message, caught[i].invariant);
 	ck_assert_uint_gt(mc_trace_length(res.trace), 0);
 	ck_assert(res.message[0]);
 	mc_result_free(&res);
 	mc_config_free(cfg);
+}
+
+START_TEST(t08_every_mutant_is_caught_by_its_invariant)
+{
+	const struct mc_options search = { 0 };
+
+	assert_caught((size_t)_i, &search);
 }
 END_TEST
 
@@ -915,24 +922,36 @@ END_TEST
 
 /* --- workers ------------------------------------------------------------------------ */
 
+/* Configurations that two searches must explore alike (t27, t32). */
+static const char *const same_space[] = { "reference.conf", "lifecycle.conf", "fork.conf",
+					  "chains.conf", "mac-race.conf" };
+
+/*
+ * Both searches passed exhaustively over the same states and successors
+ * (and, where @same_depth, levels), and are freed.
+ */
+static void assert_same_space(struct mc_result *a, struct mc_result *b, bool same_depth)
+{
+	ck_assert_int_eq(a->verdict, MC_PASS);
+	ck_assert_int_eq(b->verdict, MC_PASS);
+	ck_assert(a->stats.exhaustive && b->stats.exhaustive);
+	ck_assert_uint_eq(a->stats.distinct, b->stats.distinct);
+	ck_assert_uint_eq(a->stats.generated, b->stats.generated);
+	if (same_depth)
+		ck_assert_uint_eq(a->stats.depth, b->stats.depth);
+	mc_result_free(a);
+	mc_result_free(b);
+}
+
 /* Two workers explore exactly the states one does, and find as short a trace. */
 START_TEST(t27_two_workers_explore_what_one_does)
 {
-	static const char *const configs[] = { "reference.conf", "lifecycle.conf", "fork.conf",
-					       "chains.conf", "mac-race.conf" };
-	struct mc_config *cfg = load(configs[_i]);
+	struct mc_config *cfg = load(same_space[_i]);
 	struct mc_options one = { .workers = 1 }, two = { .workers = 2 };
 	struct mc_result a = run(cfg, &one), b = run(cfg, &two);
 
 	ck_assert_uint_eq(b.workers, 2);
-	ck_assert_int_eq(a.verdict, MC_PASS);
-	ck_assert_int_eq(b.verdict, MC_PASS);
-	ck_assert(a.stats.exhaustive && b.stats.exhaustive);
-	ck_assert_uint_eq(a.stats.distinct, b.stats.distinct);
-	ck_assert_uint_eq(a.stats.generated, b.stats.generated);
-	ck_assert_uint_eq(a.stats.depth, b.stats.depth);
-	mc_result_free(&a);
-	mc_result_free(&b);
+	assert_same_space(&a, &b, true);
 	mc_config_free(cfg);
 }
 END_TEST
@@ -968,22 +987,14 @@ END_TEST
  */
 START_TEST(t32_unbounded_dfs_expands_each_state_once)
 {
-	static const char *const configs[] = { "reference.conf", "lifecycle.conf", "fork.conf",
-					       "chains.conf", "mac-race.conf" };
-	struct mc_config *cfg = load(configs[_i]);
+	struct mc_config *cfg = load(same_space[_i]);
 	struct mc_options bfs = { .search = MC_SEARCH_BFS },
 			  dfs = { .search = MC_SEARCH_DFS, .depth = MC_DEPTH_NONE };
 	struct mc_result a = run(cfg, &bfs), b = run(cfg, &dfs);
 
 	ck_assert_int_eq(b.search, MC_SEARCH_DFS);
 	ck_assert_uint_eq(b.depth_bound, 0);
-	ck_assert_int_eq(a.verdict, MC_PASS);
-	ck_assert_int_eq(b.verdict, MC_PASS);
-	ck_assert(a.stats.exhaustive && b.stats.exhaustive);
-	ck_assert_uint_eq(a.stats.distinct, b.stats.distinct);
-	ck_assert_uint_eq(a.stats.generated, b.stats.generated);
-	mc_result_free(&a);
-	mc_result_free(&b);
+	assert_same_space(&a, &b, false);
 	mc_config_free(cfg);
 }
 END_TEST
@@ -994,22 +1005,9 @@ END_TEST
  */
 START_TEST(t33_unbounded_dfs_catches_every_mutant)
 {
-	struct mc_config *cfg = caught[_i].policy
-		? load_policy(caught[_i].config, caught[_i].policy)
-		: load(caught[_i].config);
-	struct mc_options opt = { .search = MC_SEARCH_DFS, .depth = MC_DEPTH_NONE };
-	struct mc_result res;
+	const struct mc_options search = { .search = MC_SEARCH_DFS, .depth = MC_DEPTH_NONE };
 
-	opt.mutant = (unsigned)mc_mutant_lookup(caught[_i].mutant);
-	res = run(cfg, &opt);
-	ck_assert_msg(res.verdict == MC_VIOLATION, "%s survived %s", caught[_i].mutant,
-		      caught[_i].config);
-	ck_assert_msg(strcmp(mc_invariant_name(res.invariant), caught[_i].invariant) == 0,
-		      "%s: caught by %s (%s), expected %s", caught[_i].mutant,
-		      mc_invariant_name(res.invariant), res.message, caught[_i].invariant);
-	ck_assert_uint_gt(mc_trace_length(res.trace), 0);
-	mc_result_free(&res);
-	mc_config_free(cfg);
+	assert_caught((size_t)_i, &search);
 }
 END_TEST
 
@@ -1130,12 +1128,14 @@ static Suite *mc_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("workers");
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, t27_two_workers_explore_what_one_does, 0, 5);
+	tcase_add_loop_test(tc, t27_two_workers_explore_what_one_does, 0,
+			    sizeof(same_space) / sizeof(same_space[0]));
 	tcase_add_loop_test(tc, t28_two_workers_find_shortest_violations, 0, 4);
 	tcase_add_test(tc, t29_workers_stop_at_the_state_limit);
 	tcase_add_test(tc, t30_bitstate_explores_nearly_all_and_says_how_much);
 	tcase_add_test(tc, t31_bitstate_catches_a_mutant);
-	tcase_add_loop_test(tc, t32_unbounded_dfs_expands_each_state_once, 0, 5);
+	tcase_add_loop_test(tc, t32_unbounded_dfs_expands_each_state_once, 0,
+			    sizeof(same_space) / sizeof(same_space[0]));
 	tcase_add_loop_test(tc, t33_unbounded_dfs_catches_every_mutant, 0,
 			    sizeof(caught) / sizeof(caught[0]));
 	suite_add_tcase(s, tc);
