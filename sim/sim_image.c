@@ -75,12 +75,19 @@ static void sink_flush(struct sink *k)
 	k->n = 0;
 }
 
-static inline __attribute__((always_inline)) void sink_word(struct sink *k, uint64_t w)
+static __attribute__((noinline)) uint64_t *sink_full(struct sink *k, uint64_t *at)
 {
-	k->word[k->n++] = w;
-	if (k->n == SINK_WORDS)
-		sink_flush(k);
+	k->n = (unsigned)(at - k->word);
+	sink_flush(k);
+	return k->word;
 }
+
+#define SINK_PUT(k, at, w)                                                              \
+	do {                                                                            \
+		*(at)++ = (w);                                                          \
+		if ((at) == (k)->word + SINK_WORDS)                                     \
+			(at) = sink_full((k), (at));                                    \
+	} while (0)
 
 static inline uint64_t double_bits(double d)
 {
@@ -133,7 +140,7 @@ static void sink_finish(struct sink *k)
 		if (WRITTEN(mode, role, fold, s)) {                                     \
 			const __typeof__(value) v_ = (mode) == WALK_FINGERPRINT       \
 				? (__typeof__(value))FOLD_##fold(s, (value)) : (value); \
-			sink_word(k, FIELD_WORD(v_));                                    \
+			SINK_PUT(k, at, FIELD_WORD(v_));                                 \
 		}                                                                       \
 	} while (0)
 
@@ -147,7 +154,7 @@ static void sink_finish(struct sink *k)
 
 #define WALK_RECORD_BYTES(name, pointer, bytes, when, role)                             \
 	if ((when) && WRITTEN(mode, role, KEEP, s))                                     \
-		sink_bytes(k, pointer, bytes);
+		at = sink_bytes(k, at, pointer, bytes);
 
 #define WALK_RECORDS(type, pool, first, count, FIELDS)                                  \
 	for (uint32_t id = (first); id < (count); id++) {                               \
@@ -157,23 +164,27 @@ static void sink_finish(struct sink *k)
 	}
 
 /* @n bytes at @at, 8 a word (the last one zero-padded). */
-static inline __attribute__((always_inline)) void sink_bytes(struct sink *k, const uint8_t *at,
-							     uint32_t n)
+static inline __attribute__((always_inline)) uint64_t *sink_bytes(struct sink *k, uint64_t *at,
+								  const uint8_t *from, uint32_t n)
 {
 	for (uint32_t done = 0; done < n; done += 8) {
 		uint64_t w = 0;
 
-		memcpy(&w, at + done, n - done < 8 ? n - done : 8);
-		sink_word(k, w);
+		memcpy(&w, from + done, n - done < 8 ? n - done : 8);
+		SINK_PUT(k, at, w);
 	}
+	return at;
 }
 
 /* Write @s into @k as @mode says: the machine's fields, then every record. */
 static inline __attribute__((always_inline)) void walk(const struct sim *s, struct sink *k,
 						       const enum walk_mode mode)
 {
+	uint64_t *at = k->word + k->n;
+
 	SIM_MACHINE_FIELDS(WALK_MACHINE_FIELD)
 	SIM_RECORDS(WALK_RECORDS)
+	k->n = (unsigned)(at - k->word);
 	sink_finish(k);
 }
 
