@@ -887,26 +887,21 @@ static int dfs_report(struct search *st, struct dfs *d, size_t depth, int inv,
 }
 
 /*
- * Remember a DFS state: in the visited set, or in the bits. Under a depth
- * bound with its depth, so that a state met again nearer the start is
- * expanded again (MC_VISIT_SHALLOWER); without one, every state once.
+ * Remember a DFS state at @depth: in the bits; under a depth bound in the
+ * visited set with its depth, so that a state met again nearer the start is
+ * expanded again (MC_VISIT_SHALLOWER); or, st->dfs_records, in the visited
+ * set with the id its record will have (*id: that id, or the seen state's),
+ * room for the record kept with the set's.
  */
-static enum mc_visit dfs_visit(struct search *st, uint64_t fp, uint32_t depth)
+static enum mc_visit dfs_visit(struct search *st, uint64_t fp, uint32_t depth, uint32_t *id)
 {
+	enum mc_visit v;
+
 	if (st->sh->bits.word)
 		return mc_bits_add(&st->sh->bits, fp);
-	return mc_visited_add(&st->sh->seen, fp, st->bound ? depth : 0, NULL);
-}
-
-/*
- * st->dfs_records: remember a state with the id its record will have, or
- * learn the id of the one seen (*id). Room for the record is kept with the
- * visited set's.
- */
-static enum mc_visit dfs_visit_record(struct search *st, uint64_t fp, uint32_t *id)
-{
-	enum mc_visit v = mc_visited_add(&st->sh->seen, fp, (uint32_t)st->sh->nrec, id);
-
+	if (!st->dfs_records)
+		return mc_visited_add(&st->sh->seen, fp, depth, NULL);
+	v = mc_visited_add(&st->sh->seen, fp, (uint32_t)st->sh->nrec, id);
 	if (v == MC_VISIT_NEW && reserve_records(st->sh) != 0)
 		return MC_VISIT_OOM;
 	return v;
@@ -1030,9 +1025,7 @@ static int dfs_batch(struct search *st, struct dfs *d, size_t depth)
 		bool live_failed;
 		int inv;
 
-		v = st->dfs_records ? dfs_visit_record(st, fp[i], &id)
-				    : dfs_visit(st, fp[i], (uint32_t)depth + 1);
-		if (v == MC_VISIT_OOM)
+		if ((v = dfs_visit(st, fp[i], (uint32_t)depth + 1, &id)) == MC_VISIT_OOM)
 			return oom(st);
 		if (v == MC_VISIT_NEW && st->dfs_records)
 			id = record(st, f->id, a, f->kid[i], &f->kid_x[i]);
@@ -1078,9 +1071,7 @@ static int dfs(struct search *st)
 	size_t depth = 0;
 	int rc = 0;
 
-	if ((st->dfs_records ? dfs_visit_record(st, fp, &id) : dfs_visit(st, fp, 0)) ==
-		    MC_VISIT_OOM ||
-	    sim_clone_into(st->child, st->init) != 0) {
+	if (dfs_visit(st, fp, 0, &id) == MC_VISIT_OOM || sim_clone_into(st->child, st->init) != 0) {
 		rc = oom(st);
 		goto out;
 	}

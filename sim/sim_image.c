@@ -34,7 +34,7 @@ enum walk_mode { WALK_IMAGE, WALK_FINGERPRINT };
 
 struct sink {
 	uint64_t word[SINK_WORDS];
-	unsigned n;
+	unsigned n;      /* words in word[]: the walk keeps its own cursor meanwhile */
 	uint64_t hash;
 	bool grows, oom;
 	uint64_t *image; /* grows: every full block so far */
@@ -75,6 +75,12 @@ static void sink_flush(struct sink *k)
 	k->n = 0;
 }
 
+/*
+ * The walk writes through a cursor of its own, @at, not through k->n: a
+ * local whose address is never taken stays in a register, where the count
+ * in the sink (which sink_flush takes) is stored and loaded again for every
+ * word. sink_full flushes a full block and returns the cursor's new place.
+ */
 static __attribute__((noinline)) uint64_t *sink_full(struct sink *k, uint64_t *at)
 {
 	k->n = (unsigned)(at - k->word);
@@ -163,7 +169,7 @@ static void sink_finish(struct sink *k)
 		FIELDS(WALK_RECORD_FIELD, WALK_RECORD_BYTES)                            \
 	}
 
-/* @n bytes at @at, 8 a word (the last one zero-padded). */
+/* @n bytes at @from, 8 a word (the last one zero-padded), written at @at: the cursor after. */
 static inline __attribute__((always_inline)) uint64_t *sink_bytes(struct sink *k, uint64_t *at,
 								  const uint8_t *from, uint32_t n)
 {
