@@ -34,29 +34,77 @@
 struct sim;
 
 /*
- * What each unit of ksmd work costs in simulated time, in ns. The defaults
- * were measured on the project's test machine (a 6.18 kernel on x86);
- * `ksmkit calibrate` measures them on the machine at hand and writes a file
- * that sim_costs_load() reads.
+ * The cost model: ksmd's CPU time as a sum of terms, each a kind of work the
+ * simulator counts (a field of struct sim_work) times what one unit costs
+ * (a field of struct sim_costs, in ns). One row per term:
+ *
+ *   X(name, cost field, work field, how `ksmkit calibrate` gets it, doc)
+ *
+ * name is the term's column in `ksmkit sim --csv` (cost_NAME_ns) and its
+ * line in calibrate's report; the cost field is also its key in a cost
+ * file. How: SIM_COST_FIT, fitted to ksmd's measured CPU time;
+ * SIM_COST_MICRO, a userspace microbenchmark (calib.h); SIM_COST_KEPT, no
+ * run isolates it and the default stands. A new term is a row here, a
+ * default in sim_config_default() and a charge where the kernel does that
+ * work; the cost file, calibrate's fit and the CSV columns follow.
  */
+#define SIM_COST_TERMS(X)                                                                    \
+	X(visit, visit_ns, pte_visits, SIM_COST_FIT,                                         \
+	  "a page the scanner stops at (PTE walk, rmap_item lookup)")                       \
+	X(visit_pmd, visit_pmd_ns, pmd_visits, SIM_COST_FIT,                                 \
+	  "the same for a subpage of a PMD-mapped THP")                                      \
+	X(checksum, checksum_ns, checksums, SIM_COST_FIT, "xxh64 of one 4 KiB page")           \
+	X(sample_word, sample_word_ns, sampled_words, SIM_COST_MICRO,                        \
+	  "one word of a sampled checksum, a cache line of its own")                         \
+	X(memcmp_byte, memcmp_byte_ns, memcmp_bytes, SIM_COST_FIT,                           \
+	  "memcmp, per byte compared until the first difference")                           \
+	X(tree_level, tree_level_ns, tree_levels, SIM_COST_FIT,                              \
+	  "one node of a tree walk, beside its memcmp")                                      \
+	X(dirty_test, dirty_test_ns, dirty_tests, SIM_COST_MICRO, "test a PTE's dirty bit")    \
+	X(tlb_flush, tlb_flush_ns, tlb_flushes, SIM_COST_MICRO,                              \
+	  "clear a 4 KiB PTE's dirty bit and flush it")                                      \
+	X(thp_flush, thp_flush_ns, thp_flushes, SIM_COST_MICRO,                              \
+	  "clear a PMD's dirty bit and flush 2 MiB")                                         \
+	X(merge, merge_ns, merges, SIM_COST_FIT, "write-protect one page and replace its PTE") \
+	X(zero_merge, zero_merge_ns, zero_merges, SIM_COST_FIT,                              \
+	  "map the zero page in place of an empty page (use_zero_pages)")                   \
+	X(thp_split, thp_split_ns, thp_splits, SIM_COST_KEPT, "split one THP")                 \
+	X(skip, skip_ns, skips, SIM_COST_KEPT, "a smart-scan skip")                            \
+	X(batch, batch_ns, batches, SIM_COST_FIT,                                            \
+	  "a batch: a wakeup, its locks and LRU drain")                                      \
+	X(scan, scan_ns, scans, SIM_COST_FIT, "the start of a full scan")                      \
+	X(mm_slot, mm_slot_ns, mm_slots, SIM_COST_FIT,                                       \
+	  "an mm_slot the cursor enters (its mmap lock, the VMA lookup)")                    \
+	X(vma, vma_ns, vmas, SIM_COST_FIT,                                                   \
+	  "a mapping the cursor passes through, mergeable or not")                          \
+	X(absent_page, absent_page_ns, absent_pages, SIM_COST_FIT,                           \
+	  "an address in a mergeable mapping with no page to visit")                        \
+	X(rmap_alloc, rmap_alloc_ns, rmap_allocs, SIM_COST_FIT, "allocate an rmap_item")       \
+	X(rmap_free, rmap_free_ns, rmap_frees, SIM_COST_FIT,                                 \
+	  "free an rmap_item, out of its tree (unmap, unmerge, exit)")                      \
+	X(prune, prune_ns, prune_dups, SIM_COST_KEPT, "a dup looked at by a chain prune")
+
+/* How `ksmkit calibrate` obtains a term's cost (the fourth column above). */
+enum sim_cost_source { SIM_COST_FIT, SIM_COST_MICRO, SIM_COST_KEPT };
+
+#define SIM_COST_TERM_ENUM_(name, cost, work, how, doc) SIM_TERM_##name,
+enum sim_cost_term { SIM_COST_TERMS(SIM_COST_TERM_ENUM_) SIM_TERM_COUNT };
+#undef SIM_COST_TERM_ENUM_
+
+/*
+ * What each unit of ksmd work costs in simulated time, in ns: one field per
+ * term, besides the tick rate and how long a sleep really lasts. The
+ * defaults were measured on the project's test machine (a 6.18 kernel on
+ * x86); `ksmkit calibrate` measures them on the machine at hand and writes
+ * a file that sim_costs_load() reads.
+ */
+#define SIM_COST_FIELD_(name, cost, work, how, doc) double cost;
 struct sim_costs {
 	uint64_t hz;           /* kernel tick rate: sleeps round up to jiffies */
-	double visit_ns;       /* find the next page: VMA, PTE walk, rmap_item */
-	double visit_pmd_ns;   /* the same for a subpage of a PMD-mapped THP */
-	double checksum_ns;    /* xxh64 over one 4 KiB page */
-	double sample_word_ns; /* one word of a sampled checksum (the partial
-				  detector), in a cache line of its own */
-	double memcmp_byte_ns; /* memcmp, per byte compared (until a difference) */
-	double tree_level_ns;  /* one node of a tree walk, beside its memcmp */
-	double dirty_test_ns;  /* test one PTE's dirty bit */
-	double tlb_flush_ns;   /* clear a 4 KiB PTE's dirty bit and flush it */
-	double thp_flush_ns;   /* clear a PMD's dirty bit and flush 2 MiB */
-	double merge_ns;       /* write-protect one page and replace its PTE */
-	double thp_split_ns;   /* split one THP */
-	double skip_ns;        /* a smart-scan skip */
-	double batch_ns;       /* one batch's fixed cost (wakeup, locks, LRU drain) */
+	SIM_COST_TERMS(SIM_COST_FIELD_)
 	double sleep_adjust_ns; /* a sleep lasts its jiffies plus this (may be < 0) */
 };
+#undef SIM_COST_FIELD_
 
 /*
  * Read a cost file (INI, [costs] section, keys named as the fields above) over
@@ -66,25 +114,39 @@ int sim_costs_load(const char *path, struct sim_costs *costs, char *err, size_t 
 /* Write @costs in that format, with an optional comment line. 0, or -1. */
 int sim_costs_write(const struct sim_costs *costs, const char *comment, FILE *out);
 
-/* The work ksmd did, by kind (what the cost model charges for). */
+/*
+ * The work ksmd did: one counter per term (the units it charges), then what
+ * is observed without a cost of its own.
+ */
+#define SIM_WORK_FIELD_(name, cost, work, how, doc) uint64_t work;
 struct sim_work {
-	uint64_t visits;        /* eligible pages the scanner stopped at (skips too) */
-	uint64_t pmd_visits;    /* of those, subpages of PMD-mapped THPs */
-	uint64_t checksums;     /* pages hashed (4 KiB each) */
-	uint64_t sampled_words; /* words hashed in samples of pages (8 bytes each) */
-	uint64_t memcmp_bytes;  /* bytes compared until the first difference */
-	uint64_t tree_levels;   /* tree nodes visited */
-	uint64_t dirty_tests;   /* PTE dirty bits tested */
-	uint64_t tlb_flushes;   /* dirty bits cleared (4 KiB or 2 MiB flushes) */
-	uint64_t merges;        /* pages write-protected and replaced */
-	uint64_t thp_splits;
-	uint64_t skips;
-	uint64_t batches;
+	SIM_COST_TERMS(SIM_WORK_FIELD_)
+	uint64_t visits;        /* every page the scanner stopped at (pte + pmd) */
 	/* the detector's verdicts against the truth (the bytes): only counted
 	 * for detectors other than the checksum */
 	uint64_t false_stable;  /* called stable although the bytes changed */
 	uint64_t false_volatile; /* called volatile although the bytes did not */
 };
+#undef SIM_WORK_FIELD_
+
+/* A term, as data: its name, cost key, how it is calibrated, what it is. */
+struct sim_cost_term_info {
+	const char *name;
+	const char *cost_key;
+	enum sim_cost_source how;
+	const char *doc;
+};
+
+const struct sim_cost_term_info *sim_cost_term_info(enum sim_cost_term t);
+/* A term's cost per unit in @c, its units in @w, and the ns they come to. */
+double sim_cost_of(const struct sim_costs *c, enum sim_cost_term t);
+void sim_cost_set(struct sim_costs *c, enum sim_cost_term t, double ns);
+uint64_t sim_work_of(const struct sim_work *w, enum sim_cost_term t);
+static inline double sim_term_ns(const struct sim_costs *c, const struct sim_work *w,
+				 enum sim_cost_term t)
+{
+	return (double)sim_work_of(w, t) * sim_cost_of(c, t);
+}
 
 /*
  * Dirty-bit detectors and PMD-mapped THPs (sim/volatility_dirty.c): the
@@ -392,6 +454,9 @@ uint64_t sim_now_ns(const struct sim *s);
 uint64_t sim_ksmd_cpu_ns(const struct sim *s);
 /* The work done so far. */
 void sim_work_get(const struct sim *s, struct sim_work *out);
+/* What each cost term has charged so far, ns (its work times its cost):
+ * together they are ksmd's CPU time, the batch under way included. */
+void sim_term_costs_ns(const struct sim *s, uint64_t out[SIM_TERM_COUNT]);
 
 /* Advance the simulated clock (user time passing while ksmd sleeps). */
 void sim_advance_ns(struct sim *s, uint64_t ns);

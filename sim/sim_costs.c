@@ -1,8 +1,9 @@
 /*
  * sim_costs.c - the cost model's file: what `ksmkit calibrate` writes and
- * the simulator reads. An INI file with one [costs] section, one key per
- * field of struct sim_costs (sim.h), values in ns (hz in Hz); keys left out
- * keep their defaults, unknown keys are errors ("FILE:LINE: ...").
+ * the simulator reads, and the cost model's terms as data (SIM_COST_TERMS,
+ * sim.h). An INI file with one [costs] section, one key per field of struct
+ * sim_costs, values in ns (hz in Hz); keys left out keep their defaults,
+ * unknown keys are errors ("FILE:LINE: ...").
  */
 #include "sim.h"
 
@@ -11,32 +12,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The fields, by name, as offsets into struct sim_costs (hz aside). */
+/* The terms (SIM_COST_TERMS), with where each keeps its cost and its work. */
 static const struct {
-	const char *name;
-	size_t offset;
-	const char *doc;
-} cost_field[] = {
-	{ "visit_ns", offsetof(struct sim_costs, visit_ns), "find the next page (VMA, PTE, rmap_item)" },
-	{ "visit_pmd_ns", offsetof(struct sim_costs, visit_pmd_ns),
-	  "the same, a subpage of a PMD-mapped THP" },
-	{ "checksum_ns", offsetof(struct sim_costs, checksum_ns), "xxh64 of one 4 KiB page" },
-	{ "sample_word_ns", offsetof(struct sim_costs, sample_word_ns),
-	  "one word of a sampled checksum" },
-	{ "memcmp_byte_ns", offsetof(struct sim_costs, memcmp_byte_ns), "memcmp, per byte" },
-	{ "tree_level_ns", offsetof(struct sim_costs, tree_level_ns), "one tree node, beside memcmp" },
-	{ "dirty_test_ns", offsetof(struct sim_costs, dirty_test_ns), "test a PTE dirty bit" },
-	{ "tlb_flush_ns", offsetof(struct sim_costs, tlb_flush_ns), "clear a PTE dirty bit + flush" },
-	{ "thp_flush_ns", offsetof(struct sim_costs, thp_flush_ns), "clear a PMD dirty bit + flush" },
-	{ "merge_ns", offsetof(struct sim_costs, merge_ns), "write-protect + replace one PTE" },
-	{ "thp_split_ns", offsetof(struct sim_costs, thp_split_ns), "split one THP" },
-	{ "skip_ns", offsetof(struct sim_costs, skip_ns), "one smart-scan skip" },
-	{ "batch_ns", offsetof(struct sim_costs, batch_ns), "a batch's fixed cost" },
-	{ "sleep_adjust_ns", offsetof(struct sim_costs, sleep_adjust_ns),
-	  "a sleep: its jiffies plus this" },
+	struct sim_cost_term_info info;
+	size_t cost_offset, work_offset;
+} term[SIM_TERM_COUNT] = {
+#define SIM_COST_TERM_ROW_(name, cost, work, how, doc)                                      \
+	[SIM_TERM_##name] = { { #name, #cost, how, doc }, offsetof(struct sim_costs, cost),   \
+			      offsetof(struct sim_work, work) },
+	SIM_COST_TERMS(SIM_COST_TERM_ROW_)
+#undef SIM_COST_TERM_ROW_
 };
 
-#define NFIELDS (sizeof(cost_field) / sizeof(cost_field[0]))
+const struct sim_cost_term_info *sim_cost_term_info(enum sim_cost_term t)
+{
+	return &term[t].info;
+}
+
+double sim_cost_of(const struct sim_costs *c, enum sim_cost_term t)
+{
+	return *(const double *)((const char *)c + term[t].cost_offset);
+}
+
+void sim_cost_set(struct sim_costs *c, enum sim_cost_term t, double ns)
+{
+	*(double *)((char *)c + term[t].cost_offset) = ns;
+}
+
+uint64_t sim_work_of(const struct sim_work *w, enum sim_cost_term t)
+{
+	return *(const uint64_t *)((const char *)w + term[t].work_offset);
+}
+
+#define SLEEP_ADJUST_KEY "sleep_adjust_ns"
 
 struct loader {
 	struct sim_costs *costs;
@@ -65,7 +73,7 @@ static int set_field(struct loader *l, const char *name, const char *value)
 
 	errno = 0;
 	v = strtod(value, &end);
-	if (errno || end == value || *end || (v < 0 && strcmp(name, "sleep_adjust_ns") != 0)) {
+	if (errno || end == value || *end || (v < 0 && strcmp(name, SLEEP_ADJUST_KEY) != 0)) {
 		snprintf(l->err, l->errlen, "%s:%d: %s = %s: expected a number of ns >= 0", l->path,
 			 l->line, name, value);
 		return -1;
@@ -78,9 +86,13 @@ static int set_field(struct loader *l, const char *name, const char *value)
 		l->costs->hz = (uint64_t)v;
 		return 0;
 	}
-	for (size_t i = 0; i < NFIELDS; i++)
-		if (strcmp(cost_field[i].name, name) == 0) {
-			*(double *)((char *)l->costs + cost_field[i].offset) = v;
+	if (strcmp(name, SLEEP_ADJUST_KEY) == 0) {
+		l->costs->sleep_adjust_ns = v;
+		return 0;
+	}
+	for (int t = 0; t < SIM_TERM_COUNT; t++)
+		if (strcmp(term[t].info.cost_key, name) == 0) {
+			sim_cost_set(l->costs, t, v);
 			return 0;
 		}
 	snprintf(l->err, l->errlen, "%s:%d: unknown cost '%s'", l->path, l->line, name);
@@ -128,9 +140,10 @@ int sim_costs_write(const struct sim_costs *costs, const char *comment, FILE *ou
 	if (comment)
 		fprintf(out, "# %s\n", comment);
 	fprintf(out, "[costs]\nhz = %llu\n", (unsigned long long)costs->hz);
-	for (size_t i = 0; i < NFIELDS; i++)
-		fprintf(out, "%-15s = %.4f   ; %s\n", cost_field[i].name,
-			*(const double *)((const char *)costs + cost_field[i].offset),
-			cost_field[i].doc);
+	for (int t = 0; t < SIM_TERM_COUNT; t++)
+		fprintf(out, "%-15s = %.4f   ; %s\n", term[t].info.cost_key, sim_cost_of(costs, t),
+			term[t].info.doc);
+	fprintf(out, "%-15s = %.4f   ; %s\n", SLEEP_ADJUST_KEY, costs->sleep_adjust_ns,
+		"a sleep lasts its jiffies plus this");
 	return ferror(out) ? -1 : 0;
 }

@@ -318,6 +318,10 @@ static uint32_t choose_dup(struct sim *s, uint32_t *node, bool prune)
 	}
 	for (dup = chain->first; dup; dup = next) {
 		next = s->snode[dup].dup_next;
+		if (prune) {
+			s->work.prune_dups++;
+			sim_charge(s, s->cfg.costs.prune_ns);
+		}
 		if (!sim_snode_alive(s, dup))
 			continue;
 		if (!found || (sharing_candidate(s, dup, 0) &&
@@ -643,9 +647,9 @@ wrprotected:
 		s->frame[frame].stable_node = 0;
 		return 0;
 	}
-	s->work.merges++;
-	sim_charge(s, s->cfg.costs.merge_ns);
 	if (kpage == KPAGE_ZERO) {
+		s->work.zero_merges++;
+		sim_charge(s, s->cfg.costs.zero_merge_ns);
 		if (s->frame[frame].content != 0)
 			return -1;
 		sim_frame_put(s, frame);
@@ -657,6 +661,8 @@ wrprotected:
 		s->mm[mm].zero_pages++;
 		return 0;
 	}
+	s->work.merges++;
+	sim_charge(s, s->cfg.costs.merge_ns);
 	if (s->cfg.mutant == SIM_MUTANT_CHECKSUM_AS_MEMCMP) /* mutant: no memcmp before the swap */
 		goto identical;
 	if (sim_content_cmp(&s->content, s->frame[frame].content, s->frame[kpage].content) != 0)

@@ -106,6 +106,14 @@ void sim_free_rmap_item(struct sim *s, uint32_t mm, uint32_t slot)
 	s->area[sim_area_of_slot(s, slot)].nitems--;
 }
 
+/* ksmd frees an item it passed over (the work of unmap, unmerge and exit). */
+static void ksmd_free_rmap_item(struct sim *s, uint32_t mm, uint32_t slot)
+{
+	sim_free_rmap_item(s, mm, slot);
+	s->work.rmap_frees++;
+	sim_charge(s, s->cfg.costs.rmap_free_ns);
+}
+
 /* Free every item of @mm at virtual pages [from, to) ("passed over"). */
 static void free_items_between(struct sim *s, uint32_t mm, uint64_t from, uint64_t to)
 {
@@ -123,7 +131,7 @@ static void free_items_between(struct sim *s, uint32_t mm, uint64_t from, uint64
 			continue;
 		for (uint64_t p = lo; p < hi && a->nitems; p++)
 			if (s->page[a->slot + p].rflags & RMAP_EXISTS)
-				sim_free_rmap_item(s, mm, a->slot + (uint32_t)p);
+				ksmd_free_rmap_item(s, mm, a->slot + (uint32_t)p);
 	}
 }
 
@@ -151,6 +159,8 @@ static void get_rmap_item(struct sim *s, uint32_t mm, uint32_t ai, uint64_t vpn)
 	s->count.rmap_items++;
 	s->mm[mm].rmap_items++;
 	a->nitems++;
+	s->work.rmap_allocs++;
+	sim_charge(s, s->cfg.costs.rmap_alloc_ns);
 }
 
 /* --- smart scan ------------------------------------------------------------- */
@@ -336,6 +346,8 @@ static void advisor_stop_scan(struct sim *s)
 /* Start of a full scan: empty the unstable trees, move to the first slot. */
 static void start_full_scan(struct sim *s)
 {
+	s->work.scans++;
+	sim_charge(s, s->cfg.costs.scan_ns);
 	advisor_start_scan(s);
 	if (s->cfg.mutant == SIM_MUTANT_NO_UNSTABLE_RESET) /* mutant: the old tree stays */
 		goto kept;
@@ -362,6 +374,7 @@ static void charge_visit(struct sim *s, uint32_t slot)
 		s->work.pmd_visits++;
 		sim_charge(s, s->cfg.costs.visit_pmd_ns);
 	} else {
+		s->work.pte_visits++;
 		sim_charge(s, s->cfg.costs.visit_ns);
 	}
 }
@@ -380,8 +393,33 @@ static void prefetch_visits(const struct sim *s, const struct sim_area *a, uint6
 }
 
 /*
+ * The cursor passes from page @p - 1 to page @p of @a: where the two differ
+ * in being mapped and mergeable, the kernel's walk meets another VMA (an
+ * area is one mapping until munmap or madvise cut it into several).
+ */
+static void charge_vma_boundary(struct sim *s, const struct sim_area *a, uint64_t p)
+{
+	const uint8_t vma_flags = PTE_MAPPED | PTE_MERGEABLE;
+	const uint32_t slot = a->slot + (uint32_t)p;
+
+	if (p == 0 || ((s->page[slot].pte ^ s->page[slot - 1].pte) & vma_flags)) {
+		s->work.vmas++;
+		sim_charge(s, s->cfg.costs.vma_ns);
+	}
+}
+
+/* An address of a mergeable mapping where the walk finds no page to visit. */
+static void charge_absent(struct sim *s)
+{
+	s->work.absent_pages++;
+	sim_charge(s, s->cfg.costs.absent_page_ns);
+}
+
+/*
  * Walk @mm's mergeable pages from the cursor's address. Returns true with the
- * page slot of the next page to process; false at the end of the mm.
+ * page slot of the next page to process; false at the end of the mm. The
+ * mappings the walk passes through and the addresses where it finds nothing
+ * are charged once a scan, as the cursor passes them.
  */
 static bool walk_mm(struct sim *s, uint32_t mm, uint32_t *out)
 {
@@ -396,12 +434,17 @@ static bool walk_mm(struct sim *s, uint32_t mm, uint32_t *out)
 			uint32_t slot = a->slot + (uint32_t)p;
 			uint64_t vpn = a->start + p;
 
+			charge_vma_boundary(s, a, p);
 			if ((s->page[slot].pte & (PTE_MAPPED | PTE_MERGEABLE)) !=
 			    (PTE_MAPPED | PTE_MERGEABLE))
 				continue;
 			s->scan.address = vpn + 1;
-			if (!a->anon_vma || !page_is_eligible(s, slot))
+			if (!a->anon_vma)
+				continue; /* never faulted: the kernel skips the whole VMA */
+			if (!page_is_eligible(s, slot)) {
+				charge_absent(s);
 				continue;
+			}
 			prefetch_visits(s, a, p);
 			charge_visit(s, slot);
 			get_rmap_item(s, mm, i, vpn);
@@ -419,6 +462,8 @@ static void finish_mm(struct sim *s, uint32_t mm)
 {
 	uint32_t next = s->mm[mm].slot_next;
 
+	s->work.mm_slots++;
+	sim_charge(s, s->cfg.costs.mm_slot_ns);
 	free_items_between(s, mm, s->scan.rmap_from, UINT64_MAX);
 	if (s->scan.address == 0)
 		slot_drop(s, mm);
@@ -568,6 +613,7 @@ static uint64_t steady_run(struct sim *s, uint64_t max)
 		/* no item passed over (get_rmap_item would free it) */
 		if (s->scan.rmap_from != vpn || !page_is_steady(s, slot))
 			break;
+		charge_vma_boundary(s, a, vpn - a->start);
 		charge_visit(s, slot);
 		s->scan.address = vpn + 1;
 		s->scan.rmap_from = vpn + 1;

@@ -48,6 +48,7 @@ void sim_config_default(struct sim_config *cfg)
 		.thp_split_ns = 20000,
 		.skip_ns = 60,
 		.batch_ns = 15000,
+		.zero_merge_ns = 1000,
 		.sleep_adjust_ns = 2650000,
 	};
 }
@@ -538,6 +539,12 @@ void sim_process_stat(const struct sim *s, int mmid, struct trace_proc_stat *out
 void sim_work_get(const struct sim *s, struct sim_work *out)
 {
 	*out = s->work;
+}
+
+void sim_term_costs_ns(const struct sim *s, uint64_t out[SIM_TERM_COUNT])
+{
+	for (int t = 0; t < SIM_TERM_COUNT; t++)
+		out[t] = (uint64_t)(sim_term_ns(&s->cfg.costs, &s->work, t) + 0.5);
 }
 
 uint64_t sim_full_scans(const struct sim *s) { return s->scan.seqnr; }

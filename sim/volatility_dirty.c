@@ -64,7 +64,7 @@ static bool thp_all(struct sim *s, uint32_t slot, uint32_t frame)
 	if (!(s->page[slot].pte & PTE_DIRTY))
 		return false;
 	clean_folio(s, slot, frame);
-	s->work.tlb_flushes++;
+	s->work.thp_flushes++;
 	sim_charge(s, s->cfg.costs.thp_flush_ns);
 	head->pmd_seen = scan_marker(s);
 	return true;
