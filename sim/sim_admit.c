@@ -562,6 +562,7 @@ static uint64_t trace_bytes(const struct plan *pl, uint64_t rows)
 
 	if (wl->nprocs)
 		row += chunk(wl->nprocs * sizeof(struct trace_proc_stat));
+	row += chunk(SIM_TERM_COUNT * sizeof(uint64_t)); /* the cost terms' columns */
 	for (size_t i = 0; i < wl->nevents; i++)
 		outcomes += wl->events[i].action == WL_ACT_SET || wl->events[i].action == WL_ACT_RUN;
 	/* the row array doubles from 16 and holds the rows; each has its columns */

@@ -124,6 +124,7 @@ static int record_row_at(struct run *r, enum trace_row_kind kind, uint64_t t)
 	row->ksmd_cpu_ns = sim_ksmd_cpu_ns(r->s);
 	row->valid = true;
 	sim_counters(r->s, row->counter);
+	sim_term_costs_ns(r->s, row->cost);
 	for (size_t p = 0; p < r->wl->nprocs; p++)
 		if (r->mm_of[p] >= 0)
 			sim_process_stat(r->s, r->mm_of[p], &row->proc[p]);
@@ -792,6 +793,16 @@ static void trace_kernel_name(enum wl_kernel kernel, enum wl_smart_scan_policy p
 			 wl_smart_scan_policy_name(policy));
 }
 
+/* The trace's cost columns: one per term of the cost model, by its name. */
+static int set_cost_terms(struct trace *t)
+{
+	const char *names[SIM_TERM_COUNT];
+
+	for (int i = 0; i < SIM_TERM_COUNT; i++)
+		names[i] = sim_cost_term_info(i)->name;
+	return trace_set_costs(t, SIM_TERM_COUNT, names);
+}
+
 static struct trace *new_trace(const struct workload *wl, enum wl_kernel kernel,
 			       enum wl_smart_scan_policy policy)
 {
@@ -805,6 +816,10 @@ static struct trace *new_trace(const struct workload *wl, enum wl_kernel kernel,
 		names[i] = wl->procs[i].name;
 	t = trace_new("sim", wl->nprocs, names);
 	free(names);
+	if (t && set_cost_terms(t) != 0) {
+		trace_free(t);
+		return NULL;
+	}
 	trace_kernel_name(kernel, policy, kernel_name, sizeof(kernel_name));
 	if (t && trace_set_info(t, wl->path, kernel_name, wl_detector_name(wl->detector),
 				true) != 0) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sim.h"
+#include "sim_driver.h"
 
 struct box {
 	struct sim *s;
@@ -480,6 +481,61 @@ START_TEST(cost_files_round_trip_and_reject_nonsense)
 }
 END_TEST
 
+/*
+ * The cost terms: with every cost 1 ns, each cost_TERM_ns column of the
+ * trace counts that term's work, and in every row the columns add up to
+ * ksmd's CPU time. Two processes (three mappings, the second process's a
+ * mapping of 10 pages of which 6 are discarded after scan 1): per scan two
+ * mm_slots, three mappings, one scan start; the discarded addresses are
+ * absent from scan 2 on, and their rmap_items are freed at scan 2's pass.
+ */
+START_TEST(cost_terms_count_their_work_and_add_up)
+{
+	const char *text = "[global]\nscans = 4\nsmart_scan = 0\npages_to_scan = 1000\n"
+			   "[region a]\npages = 8\nfill = same\nvalue = 3\n"
+			   "[region b]\npages = 4\nfill = unique\n"
+			   "[region c]\nprocess = other\npages = 10\nfill = same\nvalue = 3\n"
+			   "[event d]\nat = after-scan:1\naction = discard\nregion = c\npages = 0-5\n";
+	struct sim_run_options opt = { 0 };
+	struct sim_config cfg;
+	struct sim_costs ones;
+	struct workload *wl;
+	struct wl_error werr;
+	struct trace *t = NULL;
+	const struct trace_row *last;
+	char err[256];
+
+	sim_config_default(&cfg);
+	ones = cfg.costs;
+	for (int i = 0; i < SIM_TERM_COUNT; i++)
+		sim_cost_set(&ones, i, 1);
+	opt.costs = &ones;
+	ck_assert_int_eq(wl_parse_buffer(text, strlen(text), "t.wl", &wl, &werr), 0);
+	ck_assert_msg(sim_run_workload(wl, &opt, &t, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(t->ncosts, SIM_TERM_COUNT);
+	for (size_t r = 0; r < t->nrows; r++) {
+		uint64_t sum = 0;
+
+		for (size_t c = 0; c < t->ncosts; c++)
+			sum += t->row[r].cost[c];
+		ck_assert_uint_eq(sum, t->row[r].ksmd_cpu_ns);
+	}
+	last = &t->row[t->nrows - 1];
+	ck_assert_uint_eq(last->scan, 4);
+	ck_assert_str_eq(t->cost_name[SIM_TERM_mm_slot], "mm_slot");
+	ck_assert_uint_eq(last->cost[SIM_TERM_scan], 4);
+	ck_assert_uint_eq(last->cost[SIM_TERM_mm_slot], 2 * 4);
+	ck_assert_uint_eq(last->cost[SIM_TERM_vma], 3 * 4);
+	ck_assert_uint_eq(last->cost[SIM_TERM_absent_page], 6 * 3);
+	ck_assert_uint_eq(last->cost[SIM_TERM_rmap_free], 6);
+	ck_assert_uint_eq(last->cost[SIM_TERM_rmap_alloc], 8 + 4 + 10);
+	ck_assert_uint_eq(last->cost[SIM_TERM_visit], 22 + 3 * 16);
+	ck_assert_uint_eq(last->cost[SIM_TERM_batch], 4);
+	trace_free(t);
+	wl_free(wl);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sim_detectors");
@@ -500,6 +556,7 @@ int main(void)
 	tcase_add_test(tc, partial_judges_pages_written_every_scan_as_the_kernel);
 	tcase_add_test(tc, partial_merges_and_finds_zero_pages_as_the_kernel);
 	tcase_add_test(tc, a_sampled_visit_costs_its_words);
+	tcase_add_test(tc, cost_terms_count_their_work_and_add_up);
 	tcase_add_test(tc, cost_files_round_trip_and_reject_nonsense);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

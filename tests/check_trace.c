@@ -418,6 +418,53 @@ START_TEST(test_csv_round_trip)
 }
 END_TEST
 
+/* Cost columns: named once, written last as cost_NAME_ns, read back, compared. */
+START_TEST(test_csv_cost_columns)
+{
+	const char *names[] = { "visit", "tree_level" }, *bad[] = { "Visit" }, *twice[] = { "a", "a" };
+	const char *procs[] = { "main" };
+	struct trace *t = trace_new("sim", 1, procs), *back;
+	struct trace_row *row;
+	char err[256], *text;
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(trace_set_costs(t, 1, bad), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(trace_set_costs(t, 2, twice), -1);
+	ck_assert_int_eq(trace_set_costs(t, 2, names), 0);
+	row = trace_append(t, TRACE_ROW_SCAN);
+	ck_assert_ptr_nonnull(row);
+	row->cost[0] = 260;
+	row->cost[1] = UINT64_MAX;
+	ck_assert_int_eq(trace_set_costs(t, 2, names), -1); /* rows already */
+	text = written_text(t, trace_write_csv);
+	ck_assert_ptr_nonnull(strstr(text, "main.ksm_mergeable,cost_visit_ns,cost_tree_level_ns\n"));
+	ck_assert_ptr_nonnull(strstr(text, ",260,18446744073709551615\n"));
+	back = round_trip(t);
+	ck_assert_uint_eq(back->ncosts, 2);
+	ck_assert_str_eq(back->cost_name[1], "tree_level");
+	ck_assert(trace_equal(t, back));
+	back->row[0].cost[0]++;
+	ck_assert(!trace_equal(t, back));
+	trace_free(back);
+	free(text);
+	text = written_text(t, trace_write_json);
+	ck_assert_ptr_nonnull(strstr(text, "\"costs_ns\":{\"visit\":260,\"tree_level\":18446744073709551615}"));
+	free(text);
+	/* a process column after a cost column is refused, naming it */
+	text = written_text(t, trace_write_csv);
+	{
+		char *h = strstr(text, "cost_visit_ns,cost_tree_level_ns");
+
+		memcpy(h, "cost_visit_ns,main.pages_xxxxxx", strlen("cost_visit_ns,cost_tree_level_ns"));
+	}
+	ck_assert_ptr_null(read_text(text, err, sizeof err));
+	ck_assert_msg(strstr(err, "expected a cost column") != NULL, "%s", err);
+	free(text);
+	trace_free(t);
+}
+END_TEST
+
 START_TEST(test_csv_outcomes_round_trip)
 {
 	static const int errors[] = { 0, EINVAL, EBUSY, EPERM, ENOENT, ENOMEM, EAGAIN, EIO, 4095 };
@@ -1003,6 +1050,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_csv_exact_text);
 	tcase_add_test(tc, test_csv_round_trip);
 	tcase_add_test(tc, test_csv_outcomes_round_trip);
+	tcase_add_test(tc, test_csv_cost_columns);
 	tcase_add_test(tc, test_csv_info_escaping);
 	tcase_add_test(tc, test_csv_line_endings);
 	tcase_add_test(tc, test_csv_long_lines);

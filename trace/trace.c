@@ -217,24 +217,64 @@ static void *grow_array(void *array, size_t *cap, size_t size)
 	return grown;
 }
 
+bool trace_valid_cost_name(const char *name, size_t len)
+{
+	if (len == 0 || len > TRACE_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+		      name[i] == '_'))
+			return false;
+	return true;
+}
+
+int trace_set_costs(struct trace *t, size_t ncosts, const char *const *names)
+{
+	char(*copy)[TRACE_NAME_MAX + 1];
+
+	if (t->nrows || t->ncosts) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (ncosts == 0)
+		return 0;
+	copy = calloc(ncosts, sizeof *copy);
+	if (!copy)
+		return -1;
+	for (size_t i = 0; i < ncosts; i++) {
+		size_t len = strlen(names[i]);
+		bool twice = false;
+
+		for (size_t j = 0; j < i; j++)
+			twice |= strcmp(copy[j], names[i]) == 0;
+		if (!trace_valid_cost_name(names[i], len) || twice) {
+			free(copy);
+			errno = EINVAL;
+			return -1;
+		}
+		memcpy(copy[i], names[i], len);
+	}
+	t->cost_name = copy;
+	t->ncosts = ncosts;
+	return 0;
+}
+
 struct trace_row *trace_append(struct trace *t, enum trace_row_kind kind)
 {
 	struct trace_proc_stat *proc = NULL;
+	uint64_t *cost = NULL;
 	struct trace_row *row;
 
 	assert(kind == TRACE_ROW_SCAN || kind == TRACE_ROW_BATCH);
-	if (t->nprocs > 0) {
-		proc = calloc(t->nprocs, sizeof *proc);
-		if (!proc)
-			return NULL;
-	}
+	if (t->nprocs > 0 && !(proc = calloc(t->nprocs, sizeof *proc)))
+		goto fail;
+	if (t->ncosts > 0 && !(cost = calloc(t->ncosts, sizeof *cost)))
+		goto fail;
 	if (t->nrows == t->rows_cap) {
 		struct trace_row *grown = grow_array(t->row, &t->rows_cap, sizeof *t->row);
 
-		if (!grown) {
-			free(proc);
-			return NULL;
-		}
+		if (!grown)
+			goto fail;
 		t->row = grown;
 	}
 	row = &t->row[t->nrows++];
@@ -242,7 +282,12 @@ struct trace_row *trace_append(struct trace *t, enum trace_row_kind kind)
 	row->kind = kind;
 	row->valid = true;
 	row->proc = proc;
+	row->cost = cost;
 	return row;
+fail:
+	free(proc);
+	free(cost);
+	return NULL;
 }
 
 int trace_add_outcome(struct trace *t, uint64_t scan, const char *event, int error)
@@ -275,9 +320,12 @@ void trace_free(struct trace *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->nrows; i++)
+	for (size_t i = 0; i < t->nrows; i++) {
 		free(t->row[i].proc);
+		free(t->row[i].cost);
+	}
 	free(t->row);
+	free(t->cost_name);
 	free(t->outcome);
 	free(t->proc_name);
 	free(t->workload);
@@ -307,7 +355,8 @@ static bool same_proc_stat(const struct trace_proc_stat *a, const struct trace_p
 	return true;
 }
 
-static bool same_row(const struct trace_row *a, const struct trace_row *b, size_t nprocs)
+static bool same_row(const struct trace_row *a, const struct trace_row *b, size_t nprocs,
+		     size_t ncosts)
 {
 	if (a->kind != b->kind || a->scan != b->scan || a->batch != b->batch ||
 	    a->time_ns != b->time_ns || a->ksmd_cpu_ns != b->ksmd_cpu_ns || a->valid != b->valid)
@@ -317,6 +366,9 @@ static bool same_row(const struct trace_row *a, const struct trace_row *b, size_
 			return false;
 	for (size_t p = 0; p < nprocs; p++)
 		if (!same_proc_stat(&a->proc[p], &b->proc[p]))
+			return false;
+	for (size_t c = 0; c < ncosts; c++)
+		if (a->cost[c] != b->cost[c])
 			return false;
 	return true;
 }
@@ -336,13 +388,16 @@ static bool same_info(const struct trace *a, const struct trace *b)
 bool trace_equal(const struct trace *a, const struct trace *b)
 {
 	if (!same_info(a, b) || a->nprocs != b->nprocs || a->nrows != b->nrows ||
-	    a->noutcomes != b->noutcomes)
+	    a->noutcomes != b->noutcomes || a->ncosts != b->ncosts)
 		return false;
 	for (size_t p = 0; p < a->nprocs; p++)
 		if (strcmp(a->proc_name[p], b->proc_name[p]) != 0)
 			return false;
+	for (size_t c = 0; c < a->ncosts; c++)
+		if (strcmp(a->cost_name[c], b->cost_name[c]) != 0)
+			return false;
 	for (size_t i = 0; i < a->nrows; i++)
-		if (!same_row(&a->row[i], &b->row[i], a->nprocs))
+		if (!same_row(&a->row[i], &b->row[i], a->nprocs, a->ncosts))
 			return false;
 	for (size_t i = 0; i < a->noutcomes; i++)
 		if (!same_outcome(&a->outcome[i], &b->outcome[i]))

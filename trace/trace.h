@@ -82,6 +82,8 @@ struct trace_row {
 	bool valid;           /* false: a scan overlapped a workload step */
 	int64_t counter[TRACE_COUNTER_COUNT];
 	struct trace_proc_stat *proc; /* trace->nprocs entries */
+	uint64_t *cost;       /* trace->ncosts entries: ns of each cost term since the
+			       * run started (the simulator's; NULL without terms) */
 };
 
 /* The answer to one knob or run store of the workload. */
@@ -99,6 +101,8 @@ struct trace {
 	bool time_simulated;
 	size_t nprocs;
 	char (*proc_name)[TRACE_NAME_MAX + 1];
+	size_t ncosts;      /* cost terms (trace_set_costs), columns cost_NAME_ns */
+	char (*cost_name)[TRACE_NAME_MAX + 1];
 	struct trace_row *row;
 	size_t nrows, rows_cap;
 	struct trace_outcome *outcome;
@@ -119,6 +123,18 @@ struct trace *trace_new(const char *source, size_t nprocs, const char *const *na
  */
 int trace_set_info(struct trace *t, const char *workload, const char *kernel,
 		   const char *detector, bool time_simulated);
+
+/*
+ * Name the cost terms each row carries (the simulator's cost model,
+ * SIM_COST_TERMS), before any row is appended: columns cost_NAME_ns after
+ * the process columns. Names are 1..TRACE_NAME_MAX bytes of [a-z0-9_],
+ * distinct. Returns 0, or -1 with errno EINVAL (a bad name, or rows already)
+ * or ENOMEM.
+ */
+#define TRACE_COST_PREFIX "cost_"
+#define TRACE_MAX_COSTS 64
+#define TRACE_COST_SUFFIX "_ns"
+int trace_set_costs(struct trace *t, size_t ncosts, const char *const *names);
 
 /*
  * Append a zeroed row (valid = true, every process absent). NULL: no memory.

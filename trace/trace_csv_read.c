@@ -12,6 +12,7 @@
  */
 #include "trace_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -309,13 +310,65 @@ static int check_fixed_columns(struct trace_reader *r)
 	return 0;
 }
 
+/* "cost_NAME_ns" with a valid term name: the length of NAME, or 0. */
+static size_t cost_column_name(const char *column)
+{
+	const size_t pre = strlen(TRACE_COST_PREFIX), suf = strlen(TRACE_COST_SUFFIX);
+	size_t len = strlen(column);
+
+	if (len <= pre + suf || !trace_starts_with(column, TRACE_COST_PREFIX) ||
+	    strcmp(column + len - suf, TRACE_COST_SUFFIX) != 0 ||
+	    !trace_valid_cost_name(column + pre, len - pre - suf))
+		return 0;
+	return len - pre - suf;
+}
+
+/* Where the cost columns begin: the first one, or the end of the header. */
+static size_t first_cost_column(const struct trace_reader *r)
+{
+	size_t i = TRACE_FIRST_PROC_COLUMN;
+
+	while (i < r->ncolumns && !cost_column_name(r->column[i]))
+		i++;
+	return i;
+}
+
+/* The cost columns, from @first to the end: each cost_NAME_ns, distinct. */
+static int read_cost_columns(struct trace_reader *r, struct trace *t, size_t first)
+{
+	const char *name[TRACE_MAX_COSTS];
+	char buf[TRACE_MAX_COSTS][TRACE_NAME_MAX + 1];
+	size_t n = r->ncolumns - first;
+
+	if (n > TRACE_MAX_COSTS)
+		return trace_reader_fail(r, "header: %zu cost columns, at most %d", n,
+					 TRACE_MAX_COSTS);
+	for (size_t i = 0; i < n; i++) {
+		const char *column = r->column[first + i];
+		size_t len = cost_column_name(column);
+
+		if (!len)
+			return trace_reader_fail(r, "header: column %zu is '%s', expected a cost "
+						    "column (cost columns come last)",
+						 first + i + 1, column);
+		memcpy(buf[i], column + strlen(TRACE_COST_PREFIX), len);
+		buf[i][len] = '\0';
+		name[i] = buf[i];
+	}
+	if (trace_set_costs(t, n, name) != 0)
+		return trace_reader_fail(r, errno == ENOMEM ? "out of memory"
+							   : "header: duplicate cost column");
+	return 0;
+}
+
 /*
  * The process columns: whole groups of TRACE_PROC_FIELD_COUNT, one per
- * process, fields in enum order. Fills t's process names.
+ * process, fields in enum order, up to the cost columns. Fills t's process
+ * names.
  */
-static int read_proc_columns(struct trace_reader *r, struct trace *t)
+static int read_proc_columns(struct trace_reader *r, struct trace *t, size_t end)
 {
-	size_t nprocs = (r->ncolumns - TRACE_FIRST_PROC_COLUMN + TRACE_PROC_FIELD_COUNT - 1) /
+	size_t nprocs = (end - TRACE_FIRST_PROC_COLUMN + TRACE_PROC_FIELD_COUNT - 1) /
 			TRACE_PROC_FIELD_COUNT;
 	char(*name)[TRACE_NAME_MAX + 1];
 
@@ -335,7 +388,7 @@ static int read_proc_columns(struct trace_reader *r, struct trace *t)
 			const char *column;
 			size_t name_len;
 
-			if (i >= r->ncolumns)
+			if (i >= end)
 				return trace_reader_fail(
 					r, "header: process '%s' has %zu of %d columns", name[p], f,
 					TRACE_PROC_FIELD_COUNT);
@@ -371,11 +424,16 @@ static int read_proc_columns(struct trace_reader *r, struct trace *t)
 /* The header line: every column, in the order the writer puts them. */
 static int read_header(struct trace_reader *r, struct trace *t)
 {
+	size_t costs;
+
 	if (!trace_starts_with(r->line, "kind,") && strcmp(r->line, "kind") != 0)
 		return trace_reader_fail(r, "missing header line (expected 'kind,scan,batch,...')");
 	if (trace_reader_take_header(r) < 0 || check_fixed_columns(r) < 0)
 		return -1;
-	return read_proc_columns(r, t);
+	costs = first_cost_column(r);
+	if (read_proc_columns(r, t, costs) < 0)
+		return -1;
+	return read_cost_columns(r, t, costs);
 }
 
 /* Outcome lines, then the header. */
@@ -471,6 +529,10 @@ static int read_row(struct trace_reader *r, struct trace *t)
 			return -1;
 	for (size_t p = 0; p < t->nprocs; p++)
 		if (read_proc_fields(r, t, p, &row->proc[p]) < 0)
+			return -1;
+	for (size_t c = 0; c < t->ncosts; c++)
+		if (trace_reader_uint64(r, TRACE_FIRST_PROC_COLUMN + t->nprocs * TRACE_PROC_FIELD_COUNT + c,
+					&row->cost[c]) < 0)
 			return -1;
 	return 0;
 }

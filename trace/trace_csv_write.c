@@ -6,7 +6,8 @@
  * and the run (values percent-escaped so they never hold a space), one
  * "# outcome" line per event outcome, a header naming every column (units
  * in the names: time_ns), then one line per row; an absent process's fields
- * are empty. Counters are int64 in memory and written as signed decimals,
+ * are empty. A simulator's trace ends each line with its cost terms
+ * (cost_NAME_ns: ns of that term since the run started). Counters are int64 in memory and written as signed decimals,
  * so any value round-trips; unset descriptive fields are written empty.
  * trace_csv_read.c reads exactly this back.
  */
@@ -59,6 +60,9 @@ static int write_csv_header(const struct trace *t, FILE *out)
 		for (size_t f = 0; f < TRACE_PROC_FIELD_COUNT; f++)
 			if (trace_put(out, ",%s.%s", t->proc_name[p], trace_proc_field_name(f)) < 0)
 				return -1;
+	for (size_t c = 0; c < t->ncosts; c++)
+		if (trace_put(out, "," TRACE_COST_PREFIX "%s" TRACE_COST_SUFFIX, t->cost_name[c]) < 0)
+			return -1;
 	return trace_put(out, "\n");
 }
 
@@ -85,6 +89,9 @@ static int write_csv_row(const struct trace *t, const struct trace_row *row, FIL
 			return -1;
 	for (size_t p = 0; p < t->nprocs; p++)
 		if (write_csv_proc(&row->proc[p], out) < 0)
+			return -1;
+	for (size_t c = 0; c < t->ncosts; c++)
+		if (trace_put(out, ",%" PRIu64, row->cost[c]) < 0)
 			return -1;
 	return trace_put(out, "\n");
 }

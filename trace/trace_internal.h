@@ -41,6 +41,9 @@ bool trace_needs_percent_escape(unsigned char c);
 #define TRACE_FIRST_COUNTER_COLUMN ((size_t)TRACE_FIXED_COLUMN_COUNT)
 #define TRACE_FIRST_PROC_COLUMN (TRACE_FIRST_COUNTER_COLUMN + TRACE_COUNTER_COUNT)
 
+/* [a-z0-9_], 1..TRACE_NAME_MAX bytes: a cost term's name (trace_set_costs). */
+bool trace_valid_cost_name(const char *name, size_t len);
+
 /* ---- names (trace.c) ------------------------------------------------------- */
 
 /* "scan", "batch": a row's kind in every format. */

@@ -144,7 +144,14 @@ static int write_json_row(const struct trace *t, const struct trace_row *row, FI
 	for (size_t p = 0; p < t->nprocs; p++)
 		if (write_json_proc(t->proc_name[p], &row->proc[p], p == 0, out) < 0)
 			return -1;
-	return trace_put(out, "}}");
+	if (trace_put(out, "}") < 0)
+		return -1;
+	for (size_t c = 0; c < t->ncosts; c++)
+		if (trace_put(out, "%s\"%s\":%" PRIu64, c ? "," : ",\"costs_ns\":{", t->cost_name[c],
+			      row->cost[c]) < 0 ||
+		    (c + 1 == t->ncosts && trace_put_char(out, '}') < 0))
+			return -1;
+	return trace_put(out, "}");
 }
 
 int trace_write_json(const struct trace *t, FILE *out)
