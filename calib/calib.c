@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -198,14 +199,18 @@ out:
 /*
  * Solve the normal equations over the columns in @use; 0, or -1 if singular.
  * Columns are scaled to a largest entry of 1 first: the unknowns range from
- * a batch (one per scan) to memcmp bytes (10^9 per scan).
+ * a scan (one per scan) to memcmp bytes (10^9 per scan). With @se, each
+ * unknown's standard error too, from the residuals and the diagonal of the
+ * inverse normal matrix (0 where there are no more equations than unknowns).
  */
 static int solve_columns(const double *a, const double *b, size_t m, size_t n, const bool *use,
-			 double *x)
+			 double *x, double *se)
 {
-	double ata[8][9] = { { 0 } }, scale[8];
-	size_t idx[8], k = 0;
+	enum { N = CALIB_MAX_UNKNOWNS };
+	double ata[N][2 * N + 1], scale[N], rss = 0;
+	size_t idx[N], k = 0;
 
+	memset(ata, 0, sizeof(ata));
 	for (size_t j = 0; j < n; j++) {
 		if (!use[j])
 			continue;
@@ -217,14 +222,16 @@ static int solve_columns(const double *a, const double *b, size_t m, size_t n, c
 			return -1;
 		idx[k++] = j;
 	}
+	/* [AᵀA | Aᵀb | I]: elimination leaves x and (AᵀA)⁻¹ */
 	for (size_t r = 0; r < k; r++) {
 		for (size_t c = 0; c < k; c++)
 			for (size_t i = 0; i < m; i++)
 				ata[r][c] += a[i * n + idx[r]] / scale[r] * a[i * n + idx[c]] / scale[c];
 		for (size_t i = 0; i < m; i++)
 			ata[r][k] += a[i * n + idx[r]] / scale[r] * b[i];
+		ata[r][k + 1 + r] = 1;
 	}
-	for (size_t col = 0; col < k; col++) { /* Gaussian elimination, partial pivoting */
+	for (size_t col = 0; col < k; col++) { /* Gauss-Jordan, partial pivoting */
 		size_t piv = col;
 
 		for (size_t r = col + 1; r < k; r++)
@@ -232,7 +239,7 @@ static int solve_columns(const double *a, const double *b, size_t m, size_t n, c
 				piv = r;
 		if (fabs(ata[piv][col]) < 1e-9 * (double)m)
 			return -1;
-		for (size_t c = 0; c <= k; c++) {
+		for (size_t c = 0; c <= 2 * k; c++) {
 			double t = ata[col][c];
 
 			ata[col][c] = ata[piv][c];
@@ -244,29 +251,46 @@ static int solve_columns(const double *a, const double *b, size_t m, size_t n, c
 			if (r == col)
 				continue;
 			f = ata[r][col] / ata[col][col];
-			for (size_t c = col; c <= k; c++)
+			for (size_t c = col; c <= 2 * k; c++)
 				ata[r][c] -= f * ata[col][c];
 		}
 	}
-	for (size_t j = 0; j < n; j++)
+	for (size_t j = 0; j < n; j++) {
 		x[j] = 0;
+		if (se)
+			se[j] = 0;
+	}
 	for (size_t r = 0; r < k; r++)
 		x[idx[r]] = ata[r][k] / ata[r][r] / scale[r];
+	if (!se || m <= k)
+		return 0;
+	for (size_t i = 0; i < m; i++) {
+		double e = -b[i];
+
+		for (size_t j = 0; j < n; j++)
+			e += a[i * n + j] * x[j];
+		rss += e * e;
+	}
+	for (size_t r = 0; r < k; r++) {
+		double inv = ata[r][k + 1 + r] / ata[r][r]; /* row r of the inverse, scaled */
+
+		se[idx[r]] = sqrt(rss / (double)(m - k) * fabs(inv)) / scale[r];
+	}
 	return 0;
 }
 
-int calib_solve(const double *a, const double *b, size_t m, size_t n, double *x)
+int calib_solve(const double *a, const double *b, size_t m, size_t n, double *x, double *se)
 {
-	bool use[8];
+	bool use[CALIB_MAX_UNKNOWNS];
 
-	if (n > 8 || m < n)
+	if (n > CALIB_MAX_UNKNOWNS || m < n)
 		return -1;
 	for (size_t j = 0; j < n; j++)
 		use[j] = true;
 	for (;;) {
 		size_t worst = n;
 
-		if (solve_columns(a, b, m, n, use, x) != 0)
+		if (solve_columns(a, b, m, n, use, x, se) != 0)
 			return -1;
 		for (size_t j = 0; j < n; j++)
 			if (use[j] && x[j] < 0 && (worst == n || x[j] < x[worst]))
@@ -279,39 +303,250 @@ int calib_solve(const double *a, const double *b, size_t m, size_t n, double *x)
 
 /* --- calibration workloads ---------------------------------------------------- */
 
-enum unknown { U_VISIT, U_VISIT_PMD, U_CHECKSUM, U_MEMCMP, U_LEVEL, U_MERGE, U_BATCH, U_COUNT };
-
-struct calib_workload {
-	const char *name;
-	const char *text; /* printf format taking the page count (batches: two) */
-	uint64_t first_scan; /* rows from this scan on enter the fit */
+/* A workload's text, built for a page count (the one number that varies). */
+struct text {
+	char buf[CALIB_TEXT_MAX];
+	size_t len;
+	bool overflow;
 };
+
+static void __attribute__((format(printf, 2, 3))) put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(t->buf + t->len, sizeof(t->buf) - t->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(t->buf) - t->len)
+		t->overflow = true;
+	else
+		t->len += (size_t)n;
+}
 
 /* smart_scan = 0 so that every page is processed every scan; pages_to_scan
  * above the page count so that a full scan is one batch. */
+static void global(struct text *t, unsigned scans, const char *more)
+{
+	put(t, "[global]\nscans = %u\nsmart_scan = 0\npages_to_scan = 100000000\n"
+	       "sleep_millisecs = 20\n%s", scans, more);
+}
+
+static void same_region(struct text *t, const char *name, const char *process, uint64_t pages,
+			unsigned value)
+{
+	put(t, "[region %s]\nprocess = %s\npages = %llu\nfill = same\nvalue = %u\n", name, process,
+	    (unsigned long long)pages, value);
+}
+
+static void fresh_writer(struct text *t, bool thp)
+{
+	put(t, "%s[writer w]\nregion = a\noffset = 4088\nvalue = fresh\nwhen = every-scan\n",
+	    thp ? "thp = always\n" : "");
+}
+
+static void build_at_rest(struct text *t, uint64_t pages)
+{
+	global(t, 6, "");
+	same_region(t, "a", "main", pages, 5);
+}
+
+/* a quarter of the pages at rest: what a scan costs apart from its pages
+ * (every other workload has the same page count, so the two would move
+ * together) */
+static void build_at_rest_quarter(struct text *t, uint64_t pages)
+{
+	build_at_rest(t, pages / 4);
+}
+
+/* the same at rest, in 40 batches a scan: the cost of a batch */
+static void build_batches(struct text *t, uint64_t pages)
+{
+	put(t, "[global]\nscans = 5\nsmart_scan = 0\npages_to_scan = %llu\nsleep_millisecs = 1\n",
+	    (unsigned long long)(pages / 40));
+	same_region(t, "a", "main", pages, 5);
+}
+
+static void build_unique(struct text *t, uint64_t pages)
+{
+	global(t, 5, "");
+	put(t, "[region a]\npages = %llu\nfill = unique\n", (unsigned long long)pages);
+}
+
+static void build_volatile(struct text *t, uint64_t pages)
+{
+	global(t, 5, "");
+	same_region(t, "a", "main", pages, 5);
+	fresh_writer(t, false);
+}
+
+/* the same in THPs: what a visit costs where the walk ends at a PMD */
+static void build_volatile_thp(struct text *t, uint64_t pages)
+{
+	global(t, 5, "");
+	same_region(t, "a", "main", pages, 5);
+	fresh_writer(t, true);
+}
+
+static void build_late_differ(struct text *t, uint64_t pages)
+{
+	global(t, 5, "");
+	same_region(t, "a", "main", pages, 5);
+	put(t, "[event e]\nat = after-scan:0\naction = write\nregion = a\noffset = 4088\n"
+	       "value = fresh\n");
+}
+
+/*
+ * Pages at rest at the kernel's default knobs (100 pages a batch, 20 ms
+ * sleeps), as most hosts and most validation workloads run: what a batch
+ * costs when ksmd wakes from a real sleep, its caches gone cold.
+ */
+#define DEFAULT_KNOBS_PAGES 4096u
+
+static void build_default_knobs(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	put(t, "[global]\nscans = 4\nsmart_scan = 0\n");
+	same_region(t, "a", "main", DEFAULT_KNOBS_PAGES, 5);
+}
+
+/*
+ * Tiny hosts, where a scan's fixed costs are all there is: TINY_PAGES pages
+ * at rest for TINY_SCANS scans, in one mapping of one process; in
+ * TINY_SPLIT processes; in TINY_SPLIT mappings of one process; and in
+ * TINY_BATCHES batches a scan, each after a 20 ms sleep. (With the large
+ * workloads' pages these
+ * costs are a thousandth of a scan, below its noise.)
+ */
+#define TINY_PAGES 64u
+#define TINY_SCANS 20u
+#define TINY_SPLIT 32u
+#define TINY_BATCHES 8u
+
+static void build_tiny(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	global(t, TINY_SCANS, "");
+	same_region(t, "a", "main", TINY_PAGES, 5);
+}
+
+static void build_tiny_batches(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	put(t, "[global]\nscans = %u\nsmart_scan = 0\npages_to_scan = %u\nsleep_millisecs = 20\n",
+	    TINY_SCANS, TINY_PAGES / TINY_BATCHES);
+	same_region(t, "a", "main", TINY_PAGES, 5);
+}
+
+static void build_tiny_mms(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	global(t, TINY_SCANS, "");
+	for (unsigned i = 0; i < TINY_SPLIT; i++) {
+		char name[16], proc[16];
+
+		snprintf(name, sizeof(name), "r%u", i);
+		snprintf(proc, sizeof(proc), "p%u", i);
+		same_region(t, name, proc, TINY_PAGES / TINY_SPLIT, 5);
+	}
+}
+
+static void build_tiny_vmas(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	global(t, TINY_SCANS, "");
+	for (unsigned i = 0; i < TINY_SPLIT; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "r%u", i);
+		same_region(t, name, "main", TINY_PAGES / TINY_SPLIT, 5);
+	}
+}
+
+/* three quarters of the pages discarded after scan 1: ksmd frees their
+ * rmap_items at its next pass, then finds nothing at those addresses */
+static void build_discarded(struct text *t, uint64_t pages)
+{
+	global(t, 5, "");
+	same_region(t, "a", "main", pages, 5);
+	put(t, "[event d]\nat = after-scan:1\naction = discard\nregion = a\npages = 0-%llu\n",
+	    (unsigned long long)(pages / 4 * 3 - 1));
+}
+
+/* the process execs itself after every scan: its old items are freed with
+ * its slot, and its new pages get new ones */
+static void build_exec_churn(struct text *t, uint64_t pages)
+{
+	global(t, 5, "");
+	same_region(t, "a", "main", pages, 5);
+	for (unsigned scan = 1; scan <= 4; scan++)
+		put(t, "[event x%u]\nat = after-scan:%u\naction = exec\nprocess = main\n", scan,
+		    scan);
+}
+
+/* empty pages with use_zero_pages = 1, written again after every scan from
+ * the second on: each scan maps the zero page over every one of them */
+static void build_zero(struct text *t, uint64_t pages)
+{
+	global(t, 5, "use_zero_pages = 1\n");
+	same_region(t, "a", "main", pages, 0);
+	for (unsigned scan = 2; scan <= 4; scan++)
+		put(t, "[event z%u]\nat = after-scan:%u\naction = write\nregion = a\nvalue = 0\n",
+		    scan, scan);
+}
+
+struct calib_workload {
+	const char *name;
+	void (*build)(struct text *t, uint64_t pages);
+	uint64_t first_scan; /* rows from this scan on enter the fit */
+	bool steady_sleeps;  /* a plain 20 ms sleep a scan, no steps: the sleep's length */
+};
+
 static const struct calib_workload workloads[] = {
-	{ "at-rest", "[global]\nscans = 6\nsmart_scan = 0\npages_to_scan = 1000000\n"
-		     "sleep_millisecs = 20\n[region a]\npages = %llu\nfill = same\nvalue = 5\n", 2 },
-	/* the same at rest, in 40 batches a scan: the cost of a batch */
-	{ "batches", "[global]\nscans = 5\nsmart_scan = 0\npages_to_scan = %llu\n"
-		     "sleep_millisecs = 1\n[region a]\npages = %llu\nfill = same\nvalue = 5\n", 3 },
-	{ "unique", "[global]\nscans = 5\nsmart_scan = 0\npages_to_scan = 1000000\n"
-		    "sleep_millisecs = 20\n[region a]\npages = %llu\nfill = unique\n", 2 },
-	{ "volatile", "[global]\nscans = 5\nsmart_scan = 0\npages_to_scan = 1000000\n"
-		      "sleep_millisecs = 20\n[region a]\npages = %llu\nfill = same\nvalue = 5\n"
-		      "[writer w]\nregion = a\noffset = 4088\nvalue = fresh\nwhen = every-scan\n", 2 },
-	/* the same in THPs: what a visit costs where the walk ends at a PMD */
-	{ "volatile-thp", "[global]\nscans = 5\nsmart_scan = 0\npages_to_scan = 1000000\n"
-			  "sleep_millisecs = 20\n[region a]\npages = %llu\nfill = same\nvalue = 5\n"
-			  "thp = always\n[writer w]\nregion = a\noffset = 4088\nvalue = fresh\n"
-			  "when = every-scan\n", 2 },
-	{ "late-differ", "[global]\nscans = 5\nsmart_scan = 0\npages_to_scan = 1000000\n"
-			 "sleep_millisecs = 20\n[region a]\npages = %llu\nfill = same\nvalue = 5\n"
-			 "[event e]\nat = after-scan:0\naction = write\nregion = a\noffset = 4088\n"
-			 "value = fresh\n", 2 },
+	{ "at-rest", build_at_rest, 2, true },
+	{ "at-rest-quarter", build_at_rest_quarter, 2, true },
+	{ "batches", build_batches, 3, false },
+	{ "unique", build_unique, 2, true },
+	{ "volatile", build_volatile, 2, false },
+	{ "volatile-thp", build_volatile_thp, 2, false },
+	{ "late-differ", build_late_differ, 2, true },
+	{ "default-knobs", build_default_knobs, 2, false },
+	{ "tiny", build_tiny, 2, true },
+	{ "tiny-batches", build_tiny_batches, 3, false },
+	{ "tiny-mms", build_tiny_mms, 2, true },
+	{ "tiny-vmas", build_tiny_vmas, 2, true },
+	{ "discarded", build_discarded, 2, false },
+	{ "exec-churn", build_exec_churn, 2, false },
+	{ "zero", build_zero, 2, false },
 };
 
 #define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
+
+size_t calib_workload_count(void)
+{
+	return NWORKLOADS;
+}
+
+const char *calib_workload_name(size_t i)
+{
+	return workloads[i].name;
+}
+
+int calib_workload_text(size_t i, uint64_t pages, char *buf, size_t len)
+{
+	struct text *t = calloc(1, sizeof(*t));
+	int rc = -1;
+
+	if (!t)
+		return -1;
+	workloads[i].build(t, pages);
+	if (!t->overflow && t->len < len) {
+		memcpy(buf, t->buf, t->len + 1);
+		rc = 0;
+	}
+	free(t);
+	return rc;
+}
 
 /* The simulator's work per full scan, recorded by the scan hook. */
 struct work_log {
@@ -330,29 +565,50 @@ static void log_work(void *arg, uint64_t scan, const struct sim *s, const int *m
 	}
 }
 
-/* One equation per scan: the work of that scan, by unknown. */
-static void work_row(const struct sim_work *now, const struct sim_work *before, double *row)
+/* The fit's unknowns: the terms calibrate fits (SIM_COST_FIT), in order. */
+struct unknowns {
+	enum sim_cost_term term[SIM_TERM_COUNT];
+	size_t n;
+};
+
+static void fitted_terms(struct unknowns *u)
 {
-	row[U_VISIT] = (double)((now->visits - now->pmd_visits) -
-				(before->visits - before->pmd_visits));
-	row[U_VISIT_PMD] = (double)(now->pmd_visits - before->pmd_visits);
-	row[U_CHECKSUM] = (double)(now->checksums - before->checksums);
-	row[U_MEMCMP] = (double)(now->memcmp_bytes - before->memcmp_bytes);
-	row[U_LEVEL] = (double)(now->tree_levels - before->tree_levels);
-	row[U_MERGE] = (double)(now->merges - before->merges);
-	row[U_BATCH] = (double)(now->batches - before->batches);
+	u->n = 0;
+	for (int t = 0; t < SIM_TERM_COUNT; t++)
+		if (sim_cost_term_info(t)->how == SIM_COST_FIT)
+			u->term[u->n++] = t;
 }
 
-#define MAX_EQUATIONS 256
+#define MAX_EQUATIONS 512
 
 struct system {
-	double a[MAX_EQUATIONS * U_COUNT], b[MAX_EQUATIONS];
+	struct unknowns u;
+	double a[MAX_EQUATIONS * SIM_TERM_COUNT], b[MAX_EQUATIONS];
+	double measured[MAX_EQUATIONS]; /* b before weighing, ns */
 	double idle[MAX_EQUATIONS]; /* wall time between the rows not spent by ksmd, ns */
-	bool steps[MAX_EQUATIONS];  /* the workload had steps after that scan (pauses) */
+	bool steps[MAX_EQUATIONS];  /* no plain sleep a scan (steps pause ksmd, or batches) */
 	char name[MAX_EQUATIONS][32];
 	uint64_t scan[MAX_EQUATIONS];
 	size_t m;
 };
+
+/*
+ * One equation per scan: the work of that scan, by unknown. What the fit
+ * does not solve for (microbenchmarked and kept terms) is known: its cost
+ * comes off the measured side.
+ */
+static void work_row(const struct unknowns *u, const struct sim_work *now,
+		     const struct sim_work *before, const struct sim_costs *c, double *row,
+		     double *known_ns)
+{
+	*known_ns = 0;
+	for (size_t j = 0; j < u->n; j++)
+		row[j] = (double)(sim_work_of(now, u->term[j]) - sim_work_of(before, u->term[j]));
+	for (int t = 0; t < SIM_TERM_COUNT; t++)
+		if (sim_cost_term_info(t)->how != SIM_COST_FIT)
+			*known_ns += (double)(sim_work_of(now, t) - sim_work_of(before, t)) *
+				     sim_cost_of(c, t);
+}
 
 static void note(const struct calib_options *opt, const char *what)
 {
@@ -364,63 +620,77 @@ static void note(const struct calib_options *opt, const char *what)
 	opt->note(line, opt->note_arg);
 }
 
-/* One equation per valid scan row of the kernel's @kt (the work of that scan
- * from the simulator's @log, ksmd's measured CPU time). */
-static void add_equations(const struct calib_workload *cw, const struct workload *wl,
-			  const struct work_log *log, const struct trace *kt, struct system *sys)
+/* One equation per valid scan row of the measured trace @kt (the work of that
+ * scan from the simulator's @log, ksmd's CPU time from @kt). */
+static void add_equations(const struct calib_workload *cw, const struct work_log *log,
+			  const struct trace *kt, const struct sim_costs *c, struct system *sys)
 {
-	for (size_t i = 1; i < kt->nrows && i < log->n; i++) {
+	for (size_t i = 1; i < kt->nrows; i++) {
 		const struct trace_row *r = &kt->row[i], *p = &kt->row[i - 1];
+		double known;
 
 		if (r->kind != TRACE_ROW_SCAN || p->kind != TRACE_ROW_SCAN || !r->valid ||
-		    r->scan < cw->first_scan || sys->m >= MAX_EQUATIONS)
+		    r->scan < cw->first_scan || r->scan >= log->n || sys->m >= MAX_EQUATIONS)
 			continue;
-		work_row(&log->w[r->scan], &log->w[r->scan - 1], &sys->a[sys->m * U_COUNT]);
-		sys->b[sys->m] = (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns);
-		sys->idle[sys->m] = (double)(r->time_ns - p->time_ns) - sys->b[sys->m];
-		/* rows without a plain 20 ms sleep a scan say nothing about sleeps */
-		sys->steps[sys->m] = wl->nwriters > 0 || strcmp(cw->name, "batches") == 0;
+		work_row(&sys->u, &log->w[r->scan], &log->w[r->scan - 1], c,
+			 &sys->a[sys->m * sys->u.n], &known);
+		sys->b[sys->m] = (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns) - known;
+		sys->idle[sys->m] = (double)(r->time_ns - p->time_ns) -
+				    (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns);
+		sys->steps[sys->m] = !cw->steady_sleeps;
 		snprintf(sys->name[sys->m], sizeof(sys->name[0]), "%s", cw->name);
 		sys->scan[sys->m] = r->scan;
 		sys->m++;
 	}
 }
 
-/* Run one calibration workload on both engines and add its equations. */
-static int run_workload(const struct calib_options *opt, const struct calib_workload *cw,
+/*
+ * Where the measured side comes from: the kernel (kb_run, @repeats times),
+ * or for calib_check_fit the simulator itself with known costs.
+ */
+struct source {
+	const struct sim_costs *truth; /* NULL: the kernel */
+	const struct calib_options *opt;
+};
+
+/* Run one calibration workload on both sides and add its equations;
+ * 1 when the kernel side cannot run here (the reason in res->kernel_skip). */
+static int run_workload(const struct source *src, const struct calib_workload *cw,
 			struct system *sys, struct calib_result *res, char *err, size_t errlen)
 {
-	char text[1024], msg[512];
+	char *text = malloc(CALIB_TEXT_MAX), msg[512];
 	struct workload *wl = NULL;
 	struct wl_error werr;
 	struct work_log log = { .n = 0 };
-	struct sim_run_options sopt = { .scan_hook = log_work, .hook_arg = &log };
+	struct sim_run_options sopt = { .scan_hook = log_work, .hook_arg = &log,
+					.costs = src->truth };
 	struct trace *st = NULL;
 	struct kb_options kopt;
 	struct kb_result kres = { 0 };
 	int status, rc = -1;
 
-	/* the generated text is ours: the one number is the page count */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	if (strcmp(cw->name, "batches") == 0)
-		snprintf(text, sizeof(text), cw->text, (unsigned long long)(opt->pages / 40),
-			 (unsigned long long)opt->pages);
-	else
-		snprintf(text, sizeof(text), cw->text, (unsigned long long)opt->pages);
-#pragma GCC diagnostic pop
+	if (!text || calib_workload_text((size_t)(cw - workloads), src->opt->pages, text,
+					 CALIB_TEXT_MAX) != 0) {
+		snprintf(err, errlen, "calibration workload %s: out of memory", cw->name);
+		goto out;
+	}
 	if (wl_parse_buffer(text, strlen(text), cw->name, &wl, &werr) != 0) {
 		snprintf(err, errlen, "calibration workload %s: %s", cw->name, werr.text);
-		return -1;
+		goto out;
 	}
-	note(opt, cw->name);
+	note(src->opt, cw->name);
 	if (sim_run_workload(wl, &sopt, &st, msg, sizeof(msg)) != 0) {
 		snprintf(err, errlen, "calibration workload %s: simulator: %s", cw->name, msg);
 		goto out;
 	}
+	if (src->truth) {
+		add_equations(cw, &log, st, &res->costs, sys);
+		rc = 0;
+		goto out;
+	}
 	kb_options_init(&kopt);
-	kopt.force = opt->force;
-	for (unsigned rep = 0; rep < (opt->repeats ? opt->repeats : 1); rep++) {
+	kopt.force = src->opt->force;
+	for (unsigned rep = 0; rep < (src->opt->repeats ? src->opt->repeats : 1); rep++) {
 		status = kb_run(wl, &kopt, &kres, msg, sizeof(msg));
 		if (status != KB_OK) {
 			snprintf(res->kernel_skip, sizeof(res->kernel_skip), "%s", msg);
@@ -430,7 +700,7 @@ static int run_workload(const struct calib_options *opt, const struct calib_work
 					 msg);
 			goto out;
 		}
-		add_equations(cw, wl, &log, kres.trace, sys);
+		add_equations(cw, &log, kres.trace, &res->costs, sys);
 		kb_result_free(&kres);
 	}
 	rc = 0;
@@ -438,6 +708,7 @@ out:
 	kb_result_free(&kres);
 	trace_free(st);
 	wl_free(wl);
+	free(text);
 	return rc;
 }
 
@@ -476,24 +747,24 @@ static void fit_sleep(const struct system *sys, struct sim_costs *c)
 		c->sleep_adjust_ns = median(v, n);
 }
 
-static void apply_fit(const double *x, struct sim_costs *c)
+/* Each fitted term's value into @c and @res (a term fitted as 0 keeps its
+ * default: no work is free, and a zero says the runs could not tell). */
+static void apply_fit(const struct system *sys, const double *x, const double *se,
+		      struct sim_costs *c, struct calib_result *res)
 {
-	if (x[U_VISIT] > 0)
-		c->visit_ns = x[U_VISIT];
-	if (x[U_VISIT_PMD] > 0)
-		c->visit_pmd_ns = x[U_VISIT_PMD];
-	if (x[U_CHECKSUM] > 0) {
-		/* a sample keeps its measured share of a page's hash */
-		c->sample_word_ns *= x[U_CHECKSUM] / c->checksum_ns;
-		c->checksum_ns = x[U_CHECKSUM];
+	for (size_t j = 0; j < sys->u.n; j++) {
+		enum sim_cost_term t = sys->u.term[j];
+		struct calib_term *ct = &res->term[t];
+
+		ct->fitted = x[j] > 0;
+		ct->value = x[j];
+		ct->se = se[j];
+		if (!ct->fitted)
+			continue;
+		if (t == SIM_TERM_checksum) /* a sample keeps its measured share of a page's hash */
+			c->sample_word_ns *= x[j] / c->checksum_ns;
+		sim_cost_set(c, t, x[j]);
 	}
-	if (x[U_MEMCMP] > 0)
-		c->memcmp_byte_ns = x[U_MEMCMP];
-	if (x[U_LEVEL] > 0)
-		c->tree_level_ns = x[U_LEVEL];
-	if (x[U_MERGE] > 0)
-		c->merge_ns = x[U_MERGE];
-	c->batch_ns = x[U_BATCH];
 }
 
 static int record_fit(const struct system *sys, const double *x, struct calib_result *res)
@@ -506,25 +777,83 @@ static int record_fit(const struct system *sys, const double *x, struct calib_re
 	for (size_t i = 0; i < sys->m; i++) {
 		double model = 0;
 
-		for (size_t j = 0; j < U_COUNT; j++)
-			model += sys->a[i * U_COUNT + j] * x[j];
+		for (size_t j = 0; j < sys->u.n; j++)
+			model += sys->a[i * sys->u.n + j] * x[j]; /* relative: b is 1 */
+		model *= sys->measured[i];
 		snprintf(res->row[i].workload, sizeof(res->row[i].workload), "%s", sys->name[i]);
 		res->row[i].scan = sys->scan[i];
-		res->row[i].measured_ns = sys->b[i];
+		res->row[i].measured_ns = sys->measured[i];
 		res->row[i].modelled_ns = model;
-		if (sys->b[i] > 0 && fabs(model - sys->b[i]) / sys->b[i] > res->max_error)
-			res->max_error = fabs(model - sys->b[i]) / sys->b[i];
+		if (sys->measured[i] > 0 &&
+		    fabs(model - sys->measured[i]) / sys->measured[i] > res->max_error)
+			res->max_error = fabs(model - sys->measured[i]) / sys->measured[i];
 	}
 	return 0;
+}
+
+/*
+ * Each equation divided by its measurement: the fit then minimises relative
+ * errors, so that a tiny host's scan (tens of microseconds) counts as much
+ * as a large one's (tens of milliseconds), as the accuracy asked of the
+ * model is relative. The rows' original values are kept for the report.
+ */
+static void weigh_by_measurement(struct system *sys)
+{
+	for (size_t i = 0; i < sys->m; i++) {
+		double w = sys->b[i] > 0 ? 1 / sys->b[i] : 0;
+
+		sys->measured[i] = sys->b[i];
+		for (size_t j = 0; j < sys->u.n; j++)
+			sys->a[i * sys->u.n + j] *= w;
+		sys->b[i] *= w;
+	}
+}
+
+/* Every calibration workload through @src, then the fit. */
+static int fit(const struct source *src, struct calib_result *res, char *err, size_t errlen)
+{
+	struct system *sys = calloc(1, sizeof(*sys));
+	double x[SIM_TERM_COUNT], se[SIM_TERM_COUNT];
+	int rc = -1;
+
+	if (!sys) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	fitted_terms(&sys->u);
+	for (size_t i = 0; i < NWORKLOADS; i++) {
+		int r = run_workload(src, &workloads[i], sys, res, err, errlen);
+
+		if (r != 0) { /* r > 0: the kernel side cannot run here */
+			rc = r;
+			goto out;
+		}
+	}
+	weigh_by_measurement(sys);
+	if (calib_solve(sys->a, sys->b, sys->m, sys->u.n, x, se) != 0) {
+		snprintf(err, errlen, "the calibration runs do not determine the costs (singular)");
+		goto out;
+	}
+	apply_fit(sys, x, se, &res->costs, res);
+	if (!src->truth) {
+		res->costs.hz = kernel_hz(res->costs.hz);
+		fit_sleep(sys, &res->costs);
+	}
+	res->kernel_measured = !src->truth;
+	rc = record_fit(sys, x, res);
+	if (rc != 0)
+		snprintf(err, errlen, "out of memory");
+out:
+	free(sys);
+	return rc;
 }
 
 int calib_run(const struct calib_options *opt, struct calib_result *res, char *err,
 	      size_t errlen)
 {
+	struct source src = { NULL, opt };
 	struct sim_config cfg;
-	struct system *sys;
-	double x[U_COUNT];
-	int rc = -1;
+	int rc;
 
 	memset(res, 0, sizeof(*res));
 	sim_config_default(&cfg);
@@ -535,35 +864,18 @@ int calib_run(const struct calib_options *opt, struct calib_result *res, char *e
 		snprintf(res->kernel_skip, sizeof(res->kernel_skip), "not asked for");
 		return 0;
 	}
-	sys = calloc(1, sizeof(*sys));
-	if (!sys) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	for (size_t i = 0; i < NWORKLOADS; i++) {
-		int r = run_workload(opt, &workloads[i], sys, res, err, errlen);
+	rc = fit(&src, res, err, errlen);
+	return rc > 0 ? 0 : rc; /* the kernel part cannot run here: microbenchmarks only */
+}
 
-		if (r < 0)
-			goto out;
-		if (r > 0) { /* the kernel side cannot run here: microbenchmarks only */
-			rc = 0;
-			goto out;
-		}
-	}
-	if (calib_solve(sys->a, sys->b, sys->m, U_COUNT, x) != 0) {
-		snprintf(err, errlen, "the calibration runs do not determine the costs (singular)");
-		goto out;
-	}
-	apply_fit(x, &res->costs);
-	res->costs.hz = kernel_hz(res->costs.hz);
-	fit_sleep(sys, &res->costs);
-	res->kernel_measured = true;
-	rc = record_fit(sys, x, res);
-	if (rc != 0)
-		snprintf(err, errlen, "out of memory");
-out:
-	free(sys);
-	return rc;
+int calib_check_fit(const struct calib_options *opt, const struct sim_costs *truth,
+		    struct calib_result *res, char *err, size_t errlen)
+{
+	struct source src = { truth, opt };
+
+	memset(res, 0, sizeof(*res));
+	res->costs = *truth; /* what the fit does not solve for is known: the truth's */
+	return fit(&src, res, err, errlen);
 }
 
 void calib_result_free(struct calib_result *res)

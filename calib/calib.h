@@ -49,10 +49,18 @@ struct calib_fit_row {
 	double modelled_ns;
 };
 
+/* One term of the fit (SIM_COST_FIT terms only; the others stay zeroed). */
+struct calib_term {
+	bool fitted;  /* the fit gave it a positive cost, now in costs */
+	double value; /* the fit's value (0: dropped, its default kept) */
+	double se;    /* its standard error, from the residuals */
+};
+
 struct calib_result {
 	struct sim_costs costs;   /* the calibrated model (defaults where unmeasured) */
 	bool kernel_measured;     /* the kernel workloads ran */
 	char kernel_skip[512];    /* why not, otherwise */
+	struct calib_term term[SIM_TERM_COUNT];
 	struct calib_fit_row *row;
 	size_t nrows;
 	double max_error;         /* largest |modelled - measured| / measured */
@@ -72,10 +80,29 @@ void calib_result_free(struct calib_result *res);
 void calib_micro(unsigned runs, struct sim_costs *c);
 
 /*
- * Least squares for A x = b with A m-by-n (row-major), n <= 8, x >= 0
- * (columns whose solution would go negative are dropped and the rest
- * refitted). Returns 0, or -1 when the system is singular.
+ * Least squares for A x = b with A m-by-n (row-major), n <= CALIB_MAX_UNKNOWNS,
+ * x >= 0 (columns whose solution would go negative are dropped and the rest
+ * refitted); with @se (may be NULL), each unknown's standard error. Returns
+ * 0, or -1 when the system is singular.
  */
-int calib_solve(const double *a, const double *b, size_t m, size_t n, double *x);
+#define CALIB_MAX_UNKNOWNS 24
+int calib_solve(const double *a, const double *b, size_t m, size_t n, double *x, double *se);
+
+/*
+ * The fit's mechanics, with the simulator in the kernel's place: every
+ * calibration workload runs in the simulator at the costs @truth, its own
+ * ksmd CPU time is the measurement, and the fit must give @truth back for
+ * every term it solves for. 0, or -1 with a message (singular: some term
+ * no calibration workload exercises apart from the others).
+ */
+int calib_check_fit(const struct calib_options *opt, const struct sim_costs *truth,
+		    struct calib_result *res, char *err, size_t errlen);
+
+/* The calibration workloads (generated, never shipped): how many, their
+ * names, and the text of one for @pages pages (0, or -1 if @len is short). */
+#define CALIB_TEXT_MAX 16384
+size_t calib_workload_count(void);
+const char *calib_workload_name(size_t i);
+int calib_workload_text(size_t i, uint64_t pages, char *buf, size_t len);
 
 #endif

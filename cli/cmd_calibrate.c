@@ -18,32 +18,46 @@ static void print_note(const char *line, void *arg)
 		fprintf(stderr, "%s\n", line);
 }
 
-static void print_costs(const struct sim_costs *def, const struct sim_costs *got, FILE *out)
+/* How the term's value came about, for the report's last column. */
+static void describe_term(const struct calib_result *res, const struct sim_costs *def,
+			  enum sim_cost_term t, char *buf, size_t len)
 {
-	static const struct {
-		const char *name;
-		size_t offset;
-	} row[] = {
-		{ "visit_ns", offsetof(struct sim_costs, visit_ns) },
-		{ "visit_pmd_ns", offsetof(struct sim_costs, visit_pmd_ns) },
-		{ "checksum_ns", offsetof(struct sim_costs, checksum_ns) },
-		{ "sample_word_ns", offsetof(struct sim_costs, sample_word_ns) },
-		{ "memcmp_byte_ns", offsetof(struct sim_costs, memcmp_byte_ns) },
-		{ "tree_level_ns", offsetof(struct sim_costs, tree_level_ns) },
-		{ "merge_ns", offsetof(struct sim_costs, merge_ns) },
-		{ "batch_ns", offsetof(struct sim_costs, batch_ns) },
-		{ "dirty_test_ns", offsetof(struct sim_costs, dirty_test_ns) },
-		{ "tlb_flush_ns", offsetof(struct sim_costs, tlb_flush_ns) },
-		{ "sleep_adjust_ns", offsetof(struct sim_costs, sleep_adjust_ns) },
-	};
+	const struct calib_term *ct = &res->term[t];
+	const bool micro = sim_cost_of(&res->costs, t) != sim_cost_of(def, t);
 
-	fprintf(out, "%-16s %12s %12s\n", "cost", "default", "measured");
-	for (size_t i = 0; i < sizeof(row) / sizeof(row[0]); i++)
-		fprintf(out, "%-16s %12.3f %12.3f\n", row[i].name,
-			*(const double *)((const char *)def + row[i].offset),
-			*(const double *)((const char *)got + row[i].offset));
+	switch (sim_cost_term_info(t)->how) {
+	case SIM_COST_FIT: /* a checksum and memcmp are microbenchmarked first */
+		if (!res->kernel_measured)
+			snprintf(buf, len, micro ? "microbenchmark (no fit)" : "no fit: default");
+		else if (ct->fitted)
+			snprintf(buf, len, "fit +- %.3f", ct->se);
+		else
+			snprintf(buf, len, "fit gave 0 (default kept)");
+		return;
+	case SIM_COST_MICRO:
+		snprintf(buf, len, "microbenchmark");
+		return;
+	case SIM_COST_KEPT:
+		snprintf(buf, len, "not measured (default)");
+		return;
+	}
+}
+
+/* Every term's default and calibrated cost, with how the latter was had. */
+static void print_costs(const struct sim_costs *def, const struct calib_result *res, FILE *out)
+{
+	char how[64];
+
+	fprintf(out, "%-16s %12s %12s  %s\n", "cost", "default", "measured", "how (+- standard error)");
+	for (int t = 0; t < SIM_TERM_COUNT; t++) {
+		describe_term(res, def, t, how, sizeof(how));
+		fprintf(out, "%-16s %12.3f %12.3f  %s\n", sim_cost_term_info(t)->cost_key,
+			sim_cost_of(def, t), sim_cost_of(&res->costs, t), how);
+	}
+	fprintf(out, "%-16s %12.3f %12.3f  %s\n", "sleep_adjust_ns", def->sleep_adjust_ns,
+		res->costs.sleep_adjust_ns, res->kernel_measured ? "wall clock" : "default");
 	fprintf(out, "%-16s %12llu %12llu\n", "hz", (unsigned long long)def->hz,
-		(unsigned long long)got->hz);
+		(unsigned long long)res->costs.hz);
 }
 
 static void print_fit(const struct calib_result *res, FILE *out)
@@ -140,7 +154,7 @@ int cmd_calibrate(int argc, char **argv)
 		return CLI_FAILED;
 	}
 	sim_config_default(&def);
-	print_costs(&def.costs, &res.costs, stdout);
+	print_costs(&def.costs, &res, stdout);
 	if (res.kernel_measured)
 		print_fit(&res, stdout);
 	snprintf(comment, sizeof(comment), "%s; %llu pages per calibration workload",

@@ -35,7 +35,7 @@ START_TEST(test_solve_recovers_exact_costs)
 	double b[6], x[3];
 
 	multiply(a, want, 6, 3, b);
-	ck_assert_int_eq(calib_solve(a, b, 6, 3, x), 0);
+	ck_assert_int_eq(calib_solve(a, b, 6, 3, x, NULL), 0);
 	for (size_t j = 0; j < 3; j++)
 		ck_assert_double_eq_tol(x[j], want[j], 1e-6 * want[j]);
 }
@@ -47,7 +47,7 @@ START_TEST(test_solve_fits_noise_in_least_squares)
 	const double b[] = { 6, 5, 7, 10 }; /* best line: 3.5 + 1.4 t */
 	double x[2];
 
-	ck_assert_int_eq(calib_solve(a, b, 4, 2, x), 0);
+	ck_assert_int_eq(calib_solve(a, b, 4, 2, x, NULL), 0);
 	ck_assert_double_eq_tol(x[0], 3.5, 1e-9);
 	ck_assert_double_eq_tol(x[1], 1.4, 1e-9);
 }
@@ -61,7 +61,7 @@ START_TEST(test_solve_drops_negative_costs)
 	const double b[] = { 10, 19, 30, 39 };
 	double x[2];
 
-	ck_assert_int_eq(calib_solve(a, b, 4, 2, x), 0);
+	ck_assert_int_eq(calib_solve(a, b, 4, 2, x, NULL), 0);
 	ck_assert_double_eq(x[1], 0);
 	ck_assert(x[0] > 9.5 && x[0] < 10);
 	for (size_t j = 0; j < 2; j++)
@@ -73,11 +73,13 @@ START_TEST(test_solve_refuses_what_it_cannot_determine)
 {
 	const double dup[] = { 1, 1, 2, 2, 3, 3 }; /* two equal columns */
 	const double b[] = { 1, 2, 3 };
-	double x[9], big[9 * 9] = { 0 }, bb[9] = { 0 };
+	double x[CALIB_MAX_UNKNOWNS + 1], big[(CALIB_MAX_UNKNOWNS + 1) * (CALIB_MAX_UNKNOWNS + 1)] = { 0 },
+	       bb[CALIB_MAX_UNKNOWNS + 1] = { 0 };
 
-	ck_assert_int_eq(calib_solve(dup, b, 3, 2, x), -1);
-	ck_assert_int_eq(calib_solve(dup, b, 1, 2, x), -1);  /* fewer rows than unknowns */
-	ck_assert_int_eq(calib_solve(big, bb, 9, 9, x), -1); /* more than 8 unknowns */
+	ck_assert_int_eq(calib_solve(dup, b, 3, 2, x, NULL), -1);
+	ck_assert_int_eq(calib_solve(dup, b, 1, 2, x, NULL), -1);  /* fewer rows than unknowns */
+	ck_assert_int_eq(calib_solve(big, bb, CALIB_MAX_UNKNOWNS + 1, CALIB_MAX_UNKNOWNS + 1, x, NULL),
+			 -1); /* too many unknowns */
 }
 END_TEST
 
@@ -107,6 +109,82 @@ START_TEST(test_microbenchmarks_only)
 }
 END_TEST
 
+START_TEST(test_solve_gives_standard_errors)
+{
+	/* the line above: residuals 1.1 -1.3 -0.7 0.9, so s^2 = 4.2 / 2, and
+	 * (X'X)^-1 has 1.5 and 0.2 on its diagonal */
+	const double a[] = { 1, 1, 1, 2, 1, 3, 1, 4 };
+	const double b[] = { 6, 5, 7, 10 };
+	double x[2], se[2];
+
+	ck_assert_int_eq(calib_solve(a, b, 4, 2, x, se), 0);
+	ck_assert_double_eq_tol(se[0], sqrt(2.1 * 1.5), 1e-9);
+	ck_assert_double_eq_tol(se[1], sqrt(2.1 * 0.2), 1e-9);
+	/* an exact system has no spread */
+	ck_assert_int_eq(calib_solve(a, (const double[]){ 4.9, 6.3, 7.7, 9.1 }, 4, 2, x, se), 0);
+	ck_assert(se[0] < 1e-6 && se[1] < 1e-6);
+}
+END_TEST
+
+/*
+ * The fit's mechanics end to end, the simulator standing in for the kernel:
+ * at costs unlike the defaults (each fitted term its own value), every
+ * term calibrate fits must come back, which also says that the calibration
+ * workloads exercise each one apart from the others.
+ */
+START_TEST(test_fit_recovers_every_fitted_term)
+{
+	struct calib_options opt;
+	struct calib_result res;
+	struct sim_costs truth;
+	struct sim_config cfg;
+	char err[512];
+
+	sim_config_default(&cfg);
+	truth = cfg.costs;
+	for (int t = 0; t < SIM_TERM_COUNT; t++)
+		if (sim_cost_term_info(t)->how == SIM_COST_FIT)
+			sim_cost_set(&truth, t, 10.0 * (t + 1) + sim_cost_of(&cfg.costs, t) / 2);
+	calib_options_init(&opt);
+	opt.pages = 4096;
+	ck_assert_msg(calib_check_fit(&opt, &truth, &res, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_gt(res.nrows, 0);
+	for (int t = 0; t < SIM_TERM_COUNT; t++) {
+		const double want = sim_cost_of(&truth, t);
+
+		if (sim_cost_term_info(t)->how != SIM_COST_FIT)
+			continue;
+		ck_assert_msg(res.term[t].fitted, "%s not fitted", sim_cost_term_info(t)->name);
+		ck_assert_msg(fabs(res.term[t].value - want) <= 1e-3 * want, "%s: fitted %g, truth %g",
+			      sim_cost_term_info(t)->name, res.term[t].value, want);
+		ck_assert_double_eq(sim_cost_of(&res.costs, t), res.term[t].value);
+		ck_assert(res.term[t].se <= 1e-3 * want);
+	}
+	ck_assert(res.max_error < 1e-3);
+	calib_result_free(&res);
+}
+END_TEST
+
+/* Each calibration workload is a valid workload, and none is a shipped one. */
+START_TEST(test_calibration_workloads_parse)
+{
+	char text[CALIB_TEXT_MAX];
+
+	ck_assert_uint_ge(calib_workload_count(), 15);
+	for (size_t i = 0; i < calib_workload_count(); i++) {
+		struct workload *wl = NULL;
+		struct wl_error werr;
+
+		ck_assert_int_eq(calib_workload_text(i, 65536, text, sizeof(text)), 0);
+		ck_assert_msg(wl_parse_buffer(text, strlen(text), calib_workload_name(i), &wl,
+					      &werr) == 0,
+			      "%s: %s", calib_workload_name(i), werr.text);
+		wl_free(wl);
+	}
+	ck_assert_int_eq(calib_workload_text(0, 65536, text, 16), -1); /* too short */
+}
+END_TEST
+
 static Suite *calib_suite(void)
 {
 	Suite *s = suite_create("calib");
@@ -117,6 +195,10 @@ static Suite *calib_suite(void)
 	tcase_add_test(tc, test_solve_drops_negative_costs);
 	tcase_add_test(tc, test_solve_refuses_what_it_cannot_determine);
 	tcase_add_test(tc, test_microbenchmarks_only);
+	tcase_add_test(tc, test_solve_gives_standard_errors);
+	tcase_add_test(tc, test_fit_recovers_every_fitted_term);
+	tcase_add_test(tc, test_calibration_workloads_parse);
+	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;
 }
