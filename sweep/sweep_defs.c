@@ -1219,11 +1219,99 @@ static double cpu_ms_per_mib(double per_cpu)
 	return per_cpu > 0 ? 1000 / per_cpu : NAN;
 }
 
-/* Each variant on each engine once, that run giving its wall and CPU series. */
+/*
+ * The speeds over the scan rows from scan @from to scan @to (the first row at
+ * or after @from, the last at or before @to), both ways as speeds_of().
+ */
+static struct speeds window_speeds(const struct trace *t, uint64_t from, uint64_t to)
+{
+	const struct trace_row *first = NULL, *last = NULL;
+	struct speeds v = { NAN, NAN };
+	double mib;
+
+	for (size_t i = 0; i < t->nrows; i++) {
+		const struct trace_row *r = &t->row[i];
+
+		if (r->kind != TRACE_ROW_SCAN || r->scan < from || r->scan > to)
+			continue;
+		if (!first)
+			first = r;
+		last = r;
+	}
+	if (!first || first == last || last->time_ns <= first->time_ns ||
+	    last->ksmd_cpu_ns <= first->ksmd_cpu_ns)
+		return v;
+	mib = (double)(last->counter[TRACE_PAGES_SCANNED] - first->counter[TRACE_PAGES_SCANNED]) *
+	      4096.0 / (1024.0 * 1024.0);
+	v.wall = mib / ((double)(last->time_ns - first->time_ns) / 1e9);
+	v.per_cpu = mib / ((double)(last->ksmd_cpu_ns - first->ksmd_cpu_ns) / 1e9);
+	return v;
+}
+
+/*
+ * The busy variant on both engines over the same scans. With no sleep, ksmd
+ * finishes tens or hundreds of full scans before the runner reads the
+ * counters again, so the kernel's trace has a row at scan 0 and a few far
+ * apart; the simulator then runs as many scans as the kernel's last row
+ * says, and both are measured from the kernel's first row after setup (or
+ * scan 0, when there is no other) to that last one.
+ */
+static int predict_busy_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+			    double *y, char *err, size_t errlen)
+{
+	struct workload *wl = NULL;
+	struct trace *st = NULL;
+	struct kb_result res;
+	struct speeds kv, sv;
+	uint64_t from = 0, to = 0;
+	int k, rc = -1;
+
+	if (load(d, point, PREDICT_KERNEL_BUSY_WALL, env, &wl, err, errlen) != 0)
+		return -1;
+	k = kernel_result(wl, env, KB_MEASURE_NONE, &res, err, errlen);
+	if (k != 0) {
+		rc = k > 0 ? 0 : -1; /* skipped: the series stay unmeasured */
+		goto out;
+	}
+	for (size_t i = 0; i < res.trace->nrows; i++) {
+		const struct trace_row *r = &res.trace->row[i];
+
+		if (r->kind == TRACE_ROW_SCAN && r->scan >= 1 && (!from || r->scan < from))
+			from = r->scan;
+		if (r->kind == TRACE_ROW_SCAN && r->scan > to)
+			to = r->scan;
+	}
+	if (from == to)
+		from = 0;
+	kv = window_speeds(res.trace, from, to);
+	kb_result_free(&res);
+	if (wl->stop == WL_STOP_SCANS && to > wl->stop_scans)
+		wl->stop_scans = to;
+	if (sim_trace(wl, env, &st, NULL, err, errlen) != 0)
+		goto out;
+	sv = window_speeds(st, from, to);
+	y[PREDICT_KERNEL_BUSY_WALL] = kv.wall;
+	y[PREDICT_KERNEL_BUSY_CPU] = cpu_ms_per_mib(kv.per_cpu);
+	y[PREDICT_SIM_BUSY_WALL] = sv.wall;
+	y[PREDICT_SIM_BUSY_CPU] = cpu_ms_per_mib(sv.per_cpu);
+	rc = 0;
+out:
+	trace_free(st);
+	wl_free(wl);
+	return rc;
+}
+
+/*
+ * Each engine once at the workload's own knobs, that run giving its wall and
+ * CPU series; the busy variant once on both (predict_busy_run), or on the
+ * simulator alone without the kernel.
+ */
 static int predict_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
 		       const bool *want, double *y, char *err, size_t errlen)
 {
 	for (size_t base = 0; base < PREDICT_SERIES; base += PREDICT_KERNEL_BUSY_WALL) {
+		if (base && env->kernel && (want[PREDICT_KERNEL_BUSY_WALL] || want[PREDICT_KERNEL_BUSY_CPU]))
+			return predict_busy_run(d, point, env, y, err, errlen);
 		for (size_t e = 0; e < 2; e++) {
 			const size_t sw = base + e, sc = base + PREDICT_KERNEL_CPU + e;
 			const bool kernel = d->series[sw].engine == SWEEP_KERNEL;
