@@ -550,8 +550,9 @@ int calib_workload_text(size_t i, uint64_t pages, char *buf, size_t len)
 
 /* The simulator's work per full scan, recorded by the scan hook. */
 struct work_log {
-	struct sim_work w[64];
-	size_t n;
+	struct sim_work *w;
+	size_t n, cap;
+	bool failed; /* out of memory: the log ends early */
 };
 
 static void log_work(void *arg, uint64_t scan, const struct sim *s, const int *mm_of)
@@ -559,10 +560,20 @@ static void log_work(void *arg, uint64_t scan, const struct sim *s, const int *m
 	struct work_log *log = arg;
 
 	(void)mm_of;
-	if (scan < 64 && scan == log->n) {
-		sim_work_get(s, &log->w[scan]);
-		log->n++;
+	if (scan != log->n || log->failed)
+		return;
+	if (log->n == log->cap) {
+		size_t cap = log->cap ? 2 * log->cap : 64;
+		struct sim_work *w = realloc(log->w, cap * sizeof(*w));
+
+		if (!w) {
+			log->failed = true;
+			return;
+		}
+		log->w = w;
+		log->cap = cap;
 	}
+	sim_work_get(s, &log->w[log->n++]);
 }
 
 /* The fit's unknowns: the terms calibrate fits (SIM_COST_FIT), in order. */
@@ -579,7 +590,7 @@ static void fitted_terms(struct unknowns *u)
 			u->term[u->n++] = t;
 }
 
-#define MAX_EQUATIONS 512
+#define MAX_EQUATIONS 2048
 
 struct system {
 	struct unknowns u;
@@ -630,7 +641,8 @@ static void add_equations(const struct calib_workload *cw, const struct work_log
 		double known;
 
 		if (r->kind != TRACE_ROW_SCAN || p->kind != TRACE_ROW_SCAN || !r->valid ||
-		    r->scan < cw->first_scan || r->scan >= log->n || sys->m >= MAX_EQUATIONS)
+		    p->scan + 1 < cw->first_scan || r->scan <= p->scan || r->scan >= log->n ||
+		    sys->m >= MAX_EQUATIONS)
 			continue;
 		work_row(&sys->u, &log->w[r->scan], &log->w[r->scan - 1], c,
 			 &sys->a[sys->m * sys->u.n], &known);
@@ -653,22 +665,62 @@ struct source {
 	const struct calib_options *opt;
 };
 
-/* Run one calibration workload on both sides and add its equations;
- * 1 when the kernel side cannot run here (the reason in res->kernel_skip). */
+/* The last full scan any of @n traces has a row for. */
+static uint64_t last_scan(struct kb_result *res, unsigned n)
+{
+	uint64_t last = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		for (size_t r = 0; r < res[i].trace->nrows; r++)
+			if (res[i].trace->row[r].scan > last)
+				last = res[i].trace->row[r].scan;
+	return last;
+}
+
+/*
+ * The kernel's runs of @wl, each into res[] (*n of them); 1 when the kernel
+ * side cannot run here (the reason in why), -1 on an error.
+ */
+static int kernel_runs(const struct source *src, const struct workload *wl, struct kb_result *res,
+		       unsigned *n, char *why, size_t whylen)
+{
+	struct kb_options kopt;
+	unsigned repeats = src->opt->repeats ? src->opt->repeats : 1;
+
+	kb_options_init(&kopt);
+	kopt.force = src->opt->force;
+	for (*n = 0; *n < repeats && *n < CALIB_MAX_REPEATS; (*n)++) {
+		int status = kb_run(wl, &kopt, &res[*n], why, whylen);
+
+		if (status != KB_OK)
+			return status == KB_SKIPPED ? 1 : -1;
+	}
+	return 0;
+}
+
+/*
+ * Run one calibration workload on both sides and add its equations; 1 when
+ * the kernel side cannot run here (the reason in res->kernel_skip). The
+ * kernel runs first: a busy ksmd (no sleep) finishes scans faster than the
+ * runner reads its counters, so its rows may be far apart and its last one
+ * beyond the workload's scans, and the simulator then runs as far, so that
+ * every row has its work.
+ */
 static int run_workload(const struct source *src, const struct calib_workload *cw,
 			struct system *sys, struct calib_result *res, char *err, size_t errlen)
 {
 	char *text = malloc(CALIB_TEXT_MAX), msg[512];
 	struct workload *wl = NULL;
 	struct wl_error werr;
-	struct work_log log = { .n = 0 };
+	struct work_log log = { 0 };
 	struct sim_run_options sopt = { .scan_hook = log_work, .hook_arg = &log,
 					.costs = src->truth };
 	struct trace *st = NULL;
-	struct kb_options kopt;
-	struct kb_result kres = { 0 };
-	int status, rc = -1;
+	struct kb_result kres[CALIB_MAX_REPEATS];
+	unsigned nk = 0;
+	int rc = -1;
 
+	memset(kres, 0, sizeof(kres));
 	if (!text || calib_workload_text((size_t)(cw - workloads), src->opt->pages, text,
 					 CALIB_TEXT_MAX) != 0) {
 		snprintf(err, errlen, "calibration workload %s: out of memory", cw->name);
@@ -679,35 +731,35 @@ static int run_workload(const struct source *src, const struct calib_workload *c
 		goto out;
 	}
 	note(src->opt, cw->name);
-	if (sim_run_workload(wl, &sopt, &st, msg, sizeof(msg)) != 0) {
-		snprintf(err, errlen, "calibration workload %s: simulator: %s", cw->name, msg);
-		goto out;
-	}
-	if (src->truth) {
-		add_equations(cw, &log, st, &res->costs, sys);
-		rc = 0;
-		goto out;
-	}
-	kb_options_init(&kopt);
-	kopt.force = src->opt->force;
-	for (unsigned rep = 0; rep < (src->opt->repeats ? src->opt->repeats : 1); rep++) {
-		status = kb_run(wl, &kopt, &kres, msg, sizeof(msg));
-		if (status != KB_OK) {
+	if (!src->truth) {
+		rc = kernel_runs(src, wl, kres, &nk, msg, sizeof(msg));
+		if (rc != 0) {
 			snprintf(res->kernel_skip, sizeof(res->kernel_skip), "%s", msg);
-			rc = status == KB_SKIPPED ? 1 : -1;
 			if (rc < 0)
 				snprintf(err, errlen, "calibration workload %s: kernel: %s", cw->name,
 					 msg);
 			goto out;
 		}
-		add_equations(cw, &log, kres.trace, &res->costs, sys);
-		kb_result_free(&kres);
+		rc = -1;
+		if (wl->stop == WL_STOP_SCANS && last_scan(kres, nk) > wl->stop_scans)
+			wl->stop_scans = last_scan(kres, nk);
 	}
+	if (sim_run_workload(wl, &sopt, &st, msg, sizeof(msg)) != 0 || log.failed) {
+		snprintf(err, errlen, "calibration workload %s: simulator: %s", cw->name,
+			 log.failed ? "out of memory" : msg);
+		goto out;
+	}
+	if (src->truth)
+		add_equations(cw, &log, st, &res->costs, sys);
+	for (unsigned i = 0; i < nk; i++)
+		add_equations(cw, &log, kres[i].trace, &res->costs, sys);
 	rc = 0;
 out:
-	kb_result_free(&kres);
+	for (unsigned i = 0; i < CALIB_MAX_REPEATS; i++)
+		kb_result_free(&kres[i]);
 	trace_free(st);
 	wl_free(wl);
+	free(log.w);
 	free(text);
 	return rc;
 }
@@ -809,6 +861,28 @@ static void weigh_by_measurement(struct system *sys)
 	}
 }
 
+/* Why the fit has no solution: a term no equation has work of, if one. */
+static void explain_singular(const struct system *sys, char *err, size_t errlen)
+{
+	for (size_t j = 0; j < sys->u.n; j++) {
+		bool any = false;
+
+		for (size_t i = 0; i < sys->m && !any; i++)
+			any = sys->a[i * sys->u.n + j] != 0;
+		if (!any) {
+			snprintf(err, errlen,
+				 "the calibration runs do not determine the costs: no scan measured "
+				 "has work of %s (%zu equations)",
+				 sim_cost_term_info(sys->u.term[j])->name, sys->m);
+			return;
+		}
+	}
+	snprintf(err, errlen,
+		 "the calibration runs do not determine the costs (singular: some terms "
+		 "moved together in every scan measured; %zu equations)",
+		 sys->m);
+}
+
 /* Every calibration workload through @src, then the fit. */
 static int fit(const struct source *src, struct calib_result *res, char *err, size_t errlen)
 {
@@ -831,7 +905,7 @@ static int fit(const struct source *src, struct calib_result *res, char *err, si
 	}
 	weigh_by_measurement(sys);
 	if (calib_solve(sys->a, sys->b, sys->m, sys->u.n, x, se) != 0) {
-		snprintf(err, errlen, "the calibration runs do not determine the costs (singular)");
+		explain_singular(sys, err, errlen);
 		goto out;
 	}
 	apply_fit(sys, x, se, &res->costs, res);

@@ -30,11 +30,14 @@
 
 #include "sim.h"
 
+#define CALIB_MAX_REPEATS 20
+
 struct calib_options {
 	uint64_t pages;     /* pages per calibration workload (default 65536) */
 	unsigned runs;      /* microbenchmark repetitions, median taken (default 7) */
 	unsigned repeats;   /* kernel runs of each calibration workload, every scan
-			       of each an equation of the fit (default 3) */
+			       of each an equation of the fit (default 3, at most
+			       CALIB_MAX_REPEATS) */
 	bool kernel;        /* also run the kernel workloads (needs root) */
 	bool force;         /* run the kernel side although others use KSM */
 	void (*note)(const char *line, void *arg); /* progress notes (may be NULL) */
