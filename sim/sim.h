@@ -44,7 +44,12 @@ struct sim;
  * line in calibrate's report; the cost field is also its key in a cost
  * file. How: SIM_COST_FIT, fitted to ksmd's measured CPU time;
  * SIM_COST_MICRO, a userspace microbenchmark (calib.h); SIM_COST_KEPT, no
- * run isolates it and the default stands. A new term is a row here, a
+ * run isolates it and the default stands. A batch that follows a sleep (or
+ * a pause for a workload's steps) finds the host's page tables, rmap_items
+ * and pages gone from the caches: its first SIM_COLD_VISITS visits cost
+ * cold_visit_ns more each (a long batch warms up, so a scan of 65536 pages
+ * in one batch costs about its visits; 100 pages a batch after 20 ms sleeps,
+ * the kernel's defaults, cost a quarter more). A new term is a row here, a
  * default in sim_config_default() and a charge where the kernel does that
  * work; the cost file, calibrate's fit and the CSV columns follow.
  */
@@ -53,6 +58,8 @@ struct sim;
 	  "a page the scanner stops at (PTE walk, rmap_item lookup)")                       \
 	X(visit_pmd, visit_pmd_ns, pmd_visits, SIM_COST_FIT,                                 \
 	  "the same for a subpage of a PMD-mapped THP")                                      \
+	X(cold_visit, cold_visit_ns, cold_visits, SIM_COST_FIT,                              \
+	  "more for one of the first SIM_COLD_VISITS visits of a batch after a sleep")       \
 	X(checksum, checksum_ns, checksums, SIM_COST_FIT, "xxh64 of one 4 KiB page")           \
 	X(sample_word, sample_word_ns, sampled_words, SIM_COST_MICRO,                        \
 	  "one word of a sampled checksum, a cache line of its own")                         \
@@ -83,6 +90,8 @@ struct sim;
 	X(rmap_free, rmap_free_ns, rmap_frees, SIM_COST_FIT,                                 \
 	  "free an rmap_item, out of its tree (unmap, unmerge, exit)")                      \
 	X(prune, prune_ns, prune_dups, SIM_COST_KEPT, "a dup looked at by a chain prune")
+
+#define SIM_COLD_VISITS 256u
 
 /* How `ksmkit calibrate` obtains a term's cost (the fourth column above). */
 enum sim_cost_source { SIM_COST_FIT, SIM_COST_MICRO, SIM_COST_KEPT };
@@ -460,6 +469,9 @@ void sim_term_costs_ns(const struct sim *s, uint64_t out[SIM_TERM_COUNT]);
 
 /* Advance the simulated clock (user time passing while ksmd sleeps). */
 void sim_advance_ns(struct sim *s, uint64_t ns);
+/* ksmd was held while something else ran (a workload's steps): its next
+ * batch starts cold, whatever its sleep (cold_visit, SIM_COST_TERMS). */
+void sim_ksmd_cool(struct sim *s);
 int sim_nprocesses(const struct sim *s);
 
 /*

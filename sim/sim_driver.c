@@ -462,6 +462,8 @@ static int apply_steps(struct run *r)
 			return fail(r, "out of memory");
 		wl_steps_after_scan(r->wl, r->scans, all, n);
 	}
+	if (n)
+		sim_ksmd_cool(r->s); /* the kernel's runner holds ksmd while it applies them */
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		if (all[i].is_event) {
 			rc = apply_event(r, all[i].index);

@@ -92,6 +92,8 @@ static inline uint64_t sim_frame_content_id(const struct sim *s, const struct si
 	F(now_ns, s->now_ns, 1, OBSERVED, KEEP)                                         \
 	F(ksmd_cpu_ns, s->ksmd_cpu_ns, 1, OBSERVED, KEEP)                               \
 	F(batch_cost_ns, s->batch_cost_ns, 1, OBSERVED, KEEP)                           \
+	F(batch_visits0, s->batch_visits0, 1, OBSERVED, KEEP)                           \
+	F(cold, s->cold, 1, OBSERVED, KEEP)                                             \
 	F(batch_steps, s->batch_steps, 1, OBSERVED, KEEP)                               \
 	F(batches, s->batches, 1, OBSERVED, KEEP)                                       \
 	F(work, ((const uint64_t *)&s->work)[i], sizeof(s->work) / 8, OBSERVED, KEEP)   \

@@ -274,6 +274,9 @@ struct sim {
 	uint64_t now_ns;         /* simulated wall clock */
 	uint64_t ksmd_cpu_ns;    /* simulated ksmd CPU time */
 	double batch_cost_ns;    /* cost of the batch in progress */
+	uint64_t batch_visits0;  /* work.visits when the batch in progress began */
+	bool cold;               /* the batch in progress (or the next) follows a sleep
+				  * or a pause: its first visits cost more */
 	uint64_t batch_steps;    /* pages the batch in progress has processed */
 	uint64_t batches;
 	struct sim_work work;    /* what ksmd did, by kind */

@@ -370,6 +370,10 @@ static bool page_is_eligible(const struct sim *s, uint32_t slot)
 static void charge_visit(struct sim *s, uint32_t slot)
 {
 	s->work.visits++;
+	if (s->cold && s->work.visits - s->batch_visits0 <= SIM_COLD_VISITS) {
+		s->work.cold_visits++;
+		sim_charge(s, s->cfg.costs.cold_visit_ns);
+	}
 	if (s->frame[s->page[slot].frame].flags & FRAME_LARGE) {
 		s->work.pmd_visits++;
 		sim_charge(s, s->cfg.costs.visit_pmd_ns);
@@ -551,6 +555,7 @@ bool sim_ksmd_batch_begin(struct sim *s)
 		return false;
 	s->batch_cost_ns = s->cfg.costs.batch_ns;
 	s->batch_steps = 0;
+	s->batch_visits0 = s->work.visits;
 	return true;
 }
 
@@ -662,6 +667,7 @@ void sim_ksmd_batch_end(struct sim *s, uint64_t *ended_ns)
 	if (ended_ns)
 		*ended_ns = s->now_ns;
 	s->now_ns += sleep_ns(s, sleep_jiffies);
+	s->cold = sleep_jiffies > 0;
 	s->batch_cost_ns = 0;
 	s->batch_steps = 0;
 	s->batches++;

@@ -155,6 +155,7 @@ struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen)
 	if (!wl_kernel_has_knob(cfg->kernel, WL_KNOB_SMART_SCAN))
 		s->knobs.value[WL_KNOB_SMART_SCAN] = 0;
 	s->knobs.run = 0;
+	s->cold = true; /* ksmd's first batch finds nothing in the caches */
 	s->scan.mm = SIM_NO_SLOT;
 	s->slot_first = s->slot_last = SIM_NO_SLOT;
 	/* id 0 of every pool means "none" */
@@ -550,4 +551,13 @@ void sim_term_costs_ns(const struct sim *s, uint64_t out[SIM_TERM_COUNT])
 uint64_t sim_full_scans(const struct sim *s) { return s->scan.seqnr; }
 uint64_t sim_now_ns(const struct sim *s) { return s->now_ns; }
 uint64_t sim_ksmd_cpu_ns(const struct sim *s) { return s->ksmd_cpu_ns; }
-void sim_advance_ns(struct sim *s, uint64_t ns) { s->now_ns += ns; }
+void sim_advance_ns(struct sim *s, uint64_t ns)
+{
+	s->now_ns += ns;
+	s->cold = true;
+}
+
+void sim_ksmd_cool(struct sim *s)
+{
+	s->cold = true;
+}
