@@ -26,30 +26,40 @@ void sim_config_default(struct sim_config *cfg)
 	cfg->detector = WL_DETECTOR_CHECKSUM;
 	cfg->nr_nodes = 1;
 	cfg->thp_dirty = SIM_THP_DIRTY_ALL;
-	/* measured by ksmkit calibrate on the project's test machine (6.18, x86;
-	 * 65536 pages, 3 repeats, rounded medians of three calibrations;
-	 * visit_pmd_ns: the median of eight, a fit that dropped it as 0;
-	 * thp_split_ns and skip_ns are estimates calibrate does not measure;
-	 * sample_word_ns: checksum_ns times the ratio of a 16-word sample's
-	 * hash to a page's on pages not in cache, over 16; the ratio 0.40 is
-	 * the median of five `calibrate --no-kernel` runs there) */
+	/* measured by ksmkit calibrate on the project's test machine (6.18,
+	 * x86, 2 vCPUs; 65536 pages, 3 repeats; the rounded medians of three
+	 * calibrations on 2026-12-02, bench/results/costs-2026-12-02.ini is
+	 * one). scan_ns came out at 841, 0 and 2 ns, absent_page_ns and
+	 * rmap_free_ns at 0 every time: below the noise of the scans that have
+	 * them. thp_split_ns, skip_ns and prune_ns are estimates calibrate
+	 * does not measure; sample_word_ns is checksum_ns times the measured
+	 * ratio of a 16-word sample's hash to a page's on pages not in cache,
+	 * over 16 (calib.c) */
 	cfg->costs = (struct sim_costs){
 		.hz = 250,
-		.visit_ns = 260,
-		.visit_pmd_ns = 65,
-		.checksum_ns = 620,
-		.sample_word_ns = 15.5,
-		.memcmp_byte_ns = 0.1,
-		.tree_level_ns = 200,
-		.dirty_test_ns = 42.5,
-		.tlb_flush_ns = 16,
-		.thp_flush_ns = 16,
-		.merge_ns = 1000,
+		.visit_ns = 230,
+		.visit_pmd_ns = 160,
+		.cold_visit_ns = 46,
+		.checksum_ns = 725,
+		.sample_word_ns = 15.3,
+		.memcmp_byte_ns = 0.073,
+		.tree_level_ns = 162,
+		.dirty_test_ns = 29.4,
+		.tlb_flush_ns = 27.9,
+		.thp_flush_ns = 27.9,
+		.merge_ns = 1360,
+		.zero_merge_ns = 1010,
 		.thp_split_ns = 20000,
 		.skip_ns = 60,
-		.batch_ns = 15000,
-		.zero_merge_ns = 1000,
-		.sleep_adjust_ns = 2650000,
+		.batch_ns = 17200,
+		.scan_ns = 0,
+		.mm_slot_ns = 12300,
+		.vma_ns = 640,
+		.absent_page_ns = 0,
+		.rmap_alloc_ns = 190,
+		.rmap_free_ns = 0,
+		.prune_ns = 0,
+		.sleep_adjust_ns = 3770000,
 	};
 }
 
