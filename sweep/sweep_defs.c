@@ -24,9 +24,10 @@
  *   numa-ksm, numa-merged
  *             the same groups on 4 nodes, node by node: the KSM pages each
  *             node holds and the pages merged into them, simulator and guest;
- *   predict   the simulator's scan speed against the kernel's on every
- *             validation workload (the shipped ones; calibration uses its
- *             own, calib/calib.c);
+ *   predict   the simulator's wall-clock scan speed and ksmd CPU per MiB
+ *             against the kernel's on every validation workload (the
+ *             shipped ones; calibration uses its own, calib/calib.c), at
+ *             the workload's knobs and busy (no sleep, a batch a scan);
  *   smart-scan
  *             every smart_scan_policy, and smart scan off, on the
  *             validation workloads and smart-scan-mixed: ksmd CPU per full
