@@ -477,6 +477,32 @@ static void print_row(FILE *out, const struct est_point *p)
 		(double)p->general_profit / (1024.0 * 1024.0), sec(p->ksmd_cpu_ns));
 }
 
+/* Where ksmd's CPU went over the run, by term, the largest first (1% and up). */
+static void print_cost_shares(FILE *out, const struct est_result *r)
+{
+	bool shown[SIM_TERM_COUNT] = { false };
+	uint64_t total = 0;
+
+	for (int t = 0; t < SIM_TERM_COUNT; t++)
+		total += r->cost_ns[t];
+	if (!total)
+		return;
+	fprintf(out, "  by term:");
+	for (;;) {
+		int best = -1;
+
+		for (int t = 0; t < SIM_TERM_COUNT; t++)
+			if (!shown[t] && (best < 0 || r->cost_ns[t] > r->cost_ns[best]))
+				best = t;
+		if (best < 0 || 100 * r->cost_ns[best] < total)
+			break;
+		shown[best] = true;
+		fprintf(out, " %s %.0f%%", sim_cost_term_info(best)->name,
+			100.0 * (double)r->cost_ns[best] / (double)total);
+	}
+	fputc('\n', out);
+}
+
 static void print_summary(FILE *out, const struct est_result *r)
 {
 	int64_t saved = est_saved(&r->last);
@@ -492,6 +518,7 @@ static void print_summary(FILE *out, const struct est_result *r)
 		fprintf(out, "90%% of it after %.2f s\n", sec((uint64_t)r->t90_ns));
 	fprintf(out, "ksmd CPU: %.2f%% of one CPU over the run, %.2f%% over the last full scan "
 		     "(the simulator's cost model)\n", 100 * r->cpu_mean, 100 * r->cpu_steady);
+	print_cost_shares(out, r);
 	fprintf(out, "%s\n", r->settled ? "settled: the saving did not move over the last full scan"
 				       : "not settled: the saving still moved in the last full scan "
 					 "(run it longer: --time, or --scans)");
@@ -575,6 +602,15 @@ static void json_figures(FILE *out, const struct est_result *r)
 		(unsigned long long)r->last.full_scans);
 }
 
+/* ksmd's CPU over the run by term of the cost model, ns (one estimate's JSON). */
+static void json_costs(FILE *out, const struct est_result *r)
+{
+	for (int t = 0; t < SIM_TERM_COUNT; t++)
+		fprintf(out, "%s\"%s\": %llu", t ? ", " : ",\n \"costs_ns\": {",
+			sim_cost_term_info(t)->name, (unsigned long long)r->cost_ns[t]);
+	fprintf(out, "}");
+}
+
 static void print_json(FILE *out, const struct plan *pl, const struct est_result *r)
 {
 	fprintf(out, "{\"capture\": \"%s\", \"streams\": %llu, \"snapshots\": %llu, "
@@ -584,6 +620,7 @@ static void print_json(FILE *out, const struct plan *pl, const struct est_result
 	json_knobs(out, &pl->opt.knobs);
 	fprintf(out, ",\n ");
 	json_figures(out, r);
+	json_costs(out, r);
 	fprintf(out, ",\n \"series\": [");
 	for (size_t i = 0, k = 0; i < r->n; i++) {
 		const struct est_point *p = &r->series[i];

@@ -298,6 +298,8 @@ int est_run(const struct est_options *opt, const struct est_capture *cap,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	if (t->nrows && t->ncosts == SIM_TERM_COUNT)
+		memcpy(out->cost_ns, t->row[t->nrows - 1].cost, sizeof(out->cost_ns));
 	trace_free(t);
 	out->streams = cap->streams;
 	out->snapshots = cap->snapshots;

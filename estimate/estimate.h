@@ -111,6 +111,8 @@ struct est_result {
 	double cpu_steady;         /* ... over the last full scan */
 	bool settled;              /* the saving did not move over the last full
 				    * scan, after the last snapshot */
+	uint64_t cost_ns[SIM_TERM_COUNT]; /* ksmd's CPU over the run, by term of the
+					   * cost model (SIM_COST_TERMS) */
 };
 
 /*

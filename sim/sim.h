@@ -464,7 +464,8 @@ uint64_t sim_ksmd_cpu_ns(const struct sim *s);
 /* The work done so far. */
 void sim_work_get(const struct sim *s, struct sim_work *out);
 /* What each cost term has charged so far, ns (its work times its cost):
- * together they are ksmd's CPU time, the batch under way included. */
+ * together they are ksmd's CPU time, the batch under way included (to a ns
+ * a batch: ksmd's CPU time is kept in whole ns, the terms are rounded). */
 void sim_term_costs_ns(const struct sim *s, uint64_t out[SIM_TERM_COUNT]);
 
 /* Advance the simulated clock (user time passing while ksmd sleeps). */

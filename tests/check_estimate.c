@@ -303,6 +303,18 @@ START_TEST(equal_pages_share_and_the_snapshot_lands_on_time)
 	ck_assert_int_eq(r.last.ksm_zero_pages, 20);
 	ck_assert_int_eq(r.last.pages_sharing, 29);
 	ck_assert_int_eq(est_saved(&r.last), 49);
+	{ /* ksmd's CPU by term adds up to its CPU: within a rounding a term,
+	   * and a truncation to whole ns a batch (r.n points, one a batch) */
+		uint64_t sum = 0, slack = SIM_TERM_COUNT + r.n;
+
+		for (int t = 0; t < SIM_TERM_COUNT; t++)
+			sum += r.cost_ns[t];
+		ck_assert_msg(sum + slack >= r.last.ksmd_cpu_ns && sum <= r.last.ksmd_cpu_ns + slack,
+			      "%llu vs %llu", (unsigned long long)sum,
+			      (unsigned long long)r.last.ksmd_cpu_ns);
+		ck_assert_uint_gt(r.cost_ns[SIM_TERM_zero_merge], 0);
+		ck_assert_uint_gt(r.cost_ns[SIM_TERM_visit], 0);
+	}
 	est_result_free(&r);
 	unlink(path);
 }
