@@ -122,7 +122,7 @@ static int parse_args(int argc, char **argv, struct calib_options *opt, const ch
 			opt->runs = (unsigned)v;
 			break;
 		case 'R':
-			if (cli_number("calibrate", "--repeats", value, 1, 20, &v) != 0)
+			if (cli_number("calibrate", "--repeats", value, 1, CALIB_MAX_REPEATS, &v) != 0)
 				return CLI_USAGE;
 			opt->repeats = (unsigned)v;
 			break;

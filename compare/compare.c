@@ -331,13 +331,19 @@ int cmp_partitions(const struct trace_page *a, size_t na, const struct trace_pag
 
 int cmp_scan_speed(const struct trace *t, double *wall_mib_s, double *cpu_mib_s)
 {
+	return cmp_scan_speed_between(t, 1, UINT64_MAX, wall_mib_s, cpu_mib_s);
+}
+
+int cmp_scan_speed_between(const struct trace *t, uint64_t from, uint64_t to, double *wall_mib_s,
+			   double *cpu_mib_s)
+{
 	const struct trace_row *first = NULL, *last = NULL;
 	double mib;
 
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct trace_row *r = &t->row[i];
 
-		if (r->kind != TRACE_ROW_SCAN || r->scan < 1)
+		if (r->kind != TRACE_ROW_SCAN || r->scan < from || r->scan > to)
 			continue;
 		if (!first)
 			first = r;

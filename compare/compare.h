@@ -87,6 +87,10 @@ int cmp_partitions(const struct trace_page *a, size_t na, const struct trace_pag
  * 0, or -1 when the trace has fewer than two such rows or no time passed.
  */
 int cmp_scan_speed(const struct trace *t, double *wall_mib_s, double *cpu_mib_s);
+/* The same over the full-scan rows of scans @from to @to (the first row at or
+ * after @from, the last at or before @to). */
+int cmp_scan_speed_between(const struct trace *t, uint64_t from, uint64_t to, double *wall_mib_s,
+			   double *cpu_mib_s);
 
 /*
  * The side-by-side report: for every scan, each compared counter as

@@ -618,7 +618,8 @@ static uint64_t steady_run(struct sim *s, uint64_t max)
 		/* no item passed over (get_rmap_item would free it) */
 		if (s->scan.rmap_from != vpn || !page_is_steady(s, slot))
 			break;
-		charge_vma_boundary(s, a, vpn - a->start);
+		if (n == 0) /* the pages after it are mapped and mergeable as it is */
+			charge_vma_boundary(s, a, vpn - a->start);
 		charge_visit(s, slot);
 		s->scan.address = vpn + 1;
 		s->scan.rmap_from = vpn + 1;

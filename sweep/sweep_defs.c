@@ -163,15 +163,22 @@ struct speeds {
 	double wall, per_cpu;
 };
 
-static struct speeds speeds_of(const struct trace *t)
+/* Over the full-scan rows of scans @from to @to (cmp_scan_speed_between). */
+static struct speeds window_speeds(const struct trace *t, uint64_t from, uint64_t to)
 {
 	struct speeds v = { NAN, NAN };
 
-	if (!t || cmp_scan_speed(t, &v.wall, &v.per_cpu) != 0)
+	if (!t || cmp_scan_speed_between(t, from, to, &v.wall, &v.per_cpu) != 0)
 		return (struct speeds){ NAN, NAN };
 	if (!(v.per_cpu > 0))
 		v.per_cpu = NAN;
 	return v;
+}
+
+/* From scan 1 to the last, as compare measures it. */
+static struct speeds speeds_of(const struct trace *t)
+{
+	return window_speeds(t, 1, UINT64_MAX);
 }
 
 static struct speeds sim_speeds(const struct workload *wl, const struct sweep_env *env,
@@ -1218,35 +1225,6 @@ static int predict_text(const struct sweep_def *d, size_t point, size_t series,
 static double cpu_ms_per_mib(double per_cpu)
 {
 	return per_cpu > 0 ? 1000 / per_cpu : NAN;
-}
-
-/*
- * The speeds over the scan rows from scan @from to scan @to (the first row at
- * or after @from, the last at or before @to), both ways as speeds_of().
- */
-static struct speeds window_speeds(const struct trace *t, uint64_t from, uint64_t to)
-{
-	const struct trace_row *first = NULL, *last = NULL;
-	struct speeds v = { NAN, NAN };
-	double mib;
-
-	for (size_t i = 0; i < t->nrows; i++) {
-		const struct trace_row *r = &t->row[i];
-
-		if (r->kind != TRACE_ROW_SCAN || r->scan < from || r->scan > to)
-			continue;
-		if (!first)
-			first = r;
-		last = r;
-	}
-	if (!first || first == last || last->time_ns <= first->time_ns ||
-	    last->ksmd_cpu_ns <= first->ksmd_cpu_ns)
-		return v;
-	mib = (double)(last->counter[TRACE_PAGES_SCANNED] - first->counter[TRACE_PAGES_SCANNED]) *
-	      4096.0 / (1024.0 * 1024.0);
-	v.wall = mib / ((double)(last->time_ns - first->time_ns) / 1e9);
-	v.per_cpu = mib / ((double)(last->ksmd_cpu_ns - first->ksmd_cpu_ns) / 1e9);
-	return v;
 }
 
 /*
