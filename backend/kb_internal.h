@@ -121,8 +121,13 @@ bool kb_node_has_memory(int node);
 struct kb_sampler {
 	int counter_fd[TRACE_COUNTER_COUNT]; /* open /sys/kernel/mm/ksm files; -1 if absent */
 	pid_t ksmd;          /* ksmd's pid, 0 when not found */
-	int ksmd_fd;         /* its schedstat (ns) or stat (ticks), -1 if unknown */
-	bool ksmd_schedstat; /* which of the two ksmd_fd is */
+	int ksmd_fd;         /* where ksmd's CPU time is read, -1 if unknown */
+	enum kb_cpu_clock {
+		KB_CPU_TASK_CLOCK, /* a perf task-clock event on ksmd: exact ns */
+		KB_CPU_SCHEDSTAT,  /* /proc/<ksmd>/schedstat: ns, but only as
+				    * fresh as ksmd's last tick or switch */
+		KB_CPU_TICKS,      /* /proc/<ksmd>/stat utime + stime */
+	} ksmd_clock;
 	uint64_t ksmd_cpu0;  /* ksmd CPU ns when the run started */
 };
 
@@ -137,7 +142,7 @@ int kb_sample_counters(const struct kb_sampler *s, int64_t counter[TRACE_COUNTER
  */
 struct trace_row *kb_sample_row(const struct kb_sampler *s, struct trace *t,
 				enum trace_row_kind kind, char *msg, size_t len);
-/* ksmd's CPU time in ns since boot (0 if unknown). */
+/* ksmd's CPU time in ns from some fixed origin (0 if unknown). */
 uint64_t kb_ksmd_cpu_ns(const struct kb_sampler *s);
 /* /proc/@pid/ksm_stat into @ps (present = true). 0, or -1 (errno). Sets
  * *@has_mergeable when the kernel prints the ksm_mergeable line (6.14+). */

@@ -6,10 +6,13 @@
  * microseconds costs one system call. Per-process counters come from
  * /proc/PID/ksm_stat, which carries ksm_merging_pages since 6.6 (older kernels
  * print it in /proc/PID/ksm_merging_pages, read instead). ksmd's CPU time
- * comes from /proc/<ksmd>/schedstat, in nanoseconds, or from the utime and
- * stime of /proc/<ksmd>/stat (clock ticks, 10 ms here) when the kernel has
- * no schedstat: a per-scan figure needs better than ticks. This file fills
- * numbers; when to read them is kb_run.c's business.
+ * comes, best first, from a perf task-clock event on ksmd (exact to the
+ * nanosecond when read), from /proc/<ksmd>/schedstat (nanoseconds, but
+ * advanced only at ksmd's ticks and context switches: a ksmd that never
+ * sleeps, at sleep_millisecs 0, moves in 4 ms steps at HZ=250) or from the
+ * utime and stime of /proc/<ksmd>/stat (clock ticks): a per-scan figure
+ * needs better than ticks. This file fills numbers; when to read them is
+ * kb_run.c's business.
  */
 #include "config.h"
 #include "kb_internal.h"
@@ -21,6 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef HAVE_LINUX_PERF_EVENT_H
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#endif
 
 static pid_t find_ksmd(void)
 {
@@ -47,18 +54,40 @@ static pid_t find_ksmd(void)
 	return found;
 }
 
+/* A task-clock counter on ksmd, or -1 (no perf events, or not allowed). */
+static int open_ksmd_task_clock(pid_t ksmd)
+{
+#if defined(HAVE_LINUX_PERF_EVENT_H) && defined(SYS_perf_event_open)
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof attr);
+	attr.size = sizeof attr;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	return (int)syscall(SYS_perf_event_open, &attr, ksmd, -1, -1, PERF_FLAG_FD_CLOEXEC);
+#else
+	(void)ksmd;
+	return -1;
+#endif
+}
+
 static int open_ksmd_cpu(struct kb_sampler *s)
 {
 	char path[64], text[128];
+	int fd = open_ksmd_task_clock(s->ksmd);
 
+	if (fd >= 0) {
+		s->ksmd_clock = KB_CPU_TASK_CLOCK;
+		return fd;
+	}
 	snprintf(path, sizeof path, "/proc/%d/schedstat", (int)s->ksmd);
 	/* schedstat reads "0 0 0" when the kernel keeps no sched_info. */
 	if (kb_read_file(path, text, sizeof text) > 0 && strtoull(text, NULL, 10) > 0) {
-		s->ksmd_schedstat = true;
+		s->ksmd_clock = KB_CPU_SCHEDSTAT;
 		return open(path, O_RDONLY | O_CLOEXEC);
 	}
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)s->ksmd);
-	s->ksmd_schedstat = false;
+	s->ksmd_clock = KB_CPU_TICKS;
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
@@ -134,15 +163,18 @@ uint64_t kb_ksmd_cpu_ns(const struct kb_sampler *s)
 {
 	unsigned long long utime, stime;
 	char text[512], *p;
+	uint64_t count;
 	ssize_t n;
 
 	if (s->ksmd_fd < 0)
 		return 0;
+	if (s->ksmd_clock == KB_CPU_TASK_CLOCK)
+		return read(s->ksmd_fd, &count, sizeof count) == (ssize_t)sizeof count ? count : 0;
 	n = pread(s->ksmd_fd, text, sizeof text - 1, 0);
 	if (n <= 0)
 		return 0;
 	text[n] = '\0';
-	if (s->ksmd_schedstat)
+	if (s->ksmd_clock == KB_CPU_SCHEDSTAT)
 		return strtoull(text, NULL, 10);
 	/* After the ") " of the command name come fields 3, 4, ...; utime and
 	 * stime are fields 14 and 15. */
