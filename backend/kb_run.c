@@ -75,9 +75,16 @@ static int set_run(struct kb_runner *r, bool on)
 	return 0;
 }
 
+/* run = 0 returns once ksmd's batch in progress is done: that is when it stops. */
 static int pause_ksmd(struct kb_runner *r)
 {
-	return r->ksmd_running ? set_run(r, false) : 0;
+	r->paused_at = 0;
+	if (!r->ksmd_running)
+		return 0;
+	if (set_run(r, false) != 0)
+		return -1;
+	r->paused_at = kb_now_ns();
+	return 0;
 }
 
 static int read_counter(struct kb_runner *r, enum trace_counter c, int64_t *v)
@@ -389,18 +396,22 @@ static enum wait_end wait_for_ksmd(struct kb_runner *r, struct seen *seen)
  * ksmd was paused when a scan (or batch) ended, seen at @ended. It would
  * have slept sleep_millisecs anyway; whatever the pause lasted beyond that
  * is the runner's doing, not KSM's, and leaves the row times (so scan speed
- * measures ksmd, as the simulator's clock does).
+ * measures ksmd, as the simulator's clock does). A ksmd that does not sleep
+ * (sleep_millisecs 0) has started its next batch by then, and the pause
+ * waits for it: the hold starts when the pause took effect.
  */
 static void account_hold(struct kb_runner *r, uint64_t ended)
 {
 	char buf[32];
-	uint64_t now = kb_now_ns(), sleep_ns = 0, held;
+	uint64_t now = kb_now_ns(), sleep_ns = 0, from;
 
 	if (kb_knob_read("sleep_millisecs", buf, sizeof(buf)) == 0)
 		sleep_ns = strtoull(buf, NULL, 10) * 1000000;
-	held = now > ended ? now - ended : 0;
-	if (held > sleep_ns)
-		r->held_ns += held - sleep_ns;
+	from = ended + sleep_ns;
+	if (r->paused_at > from)
+		from = r->paused_at;
+	if (now > from)
+		r->held_ns += now - from;
 }
 
 static int resume_if_wanted(struct kb_runner *r)

@@ -43,6 +43,8 @@ struct kb_runner {
 	uint64_t t_start;              /* setup done (the row of scan 0): times count from here */
 	uint64_t held_ns;              /* time the runner held ksmd paused beyond its own
 					  sleep (steps, captures): left out of row times */
+	uint64_t paused_at;            /* when the last pause took effect (the batch in
+					  progress done), 0 if ksmd was not running */
 	uint64_t deadline;             /* when the workload's timeout expires */
 	uint64_t last_progress;        /* when the progress callback last ran */
 	uint64_t last_alive_check;     /* when the workload processes were last checked */
