@@ -49,7 +49,12 @@ struct sim;
  * and pages gone from the caches: its first SIM_COLD_VISITS visits cost
  * cold_visit_ns more each (a long batch warms up, so a scan of 65536 pages
  * in one batch costs about its visits; 100 pages a batch after 20 ms sleeps,
- * the kernel's defaults, cost a quarter more). A new term is a row here, a
+ * the kernel's defaults, cost a quarter more), and the batch itself and
+ * every mm_slot it enters cost batch_ns and mm_slot_ns. A batch that
+ * starts straight after the last (sleep_millisecs 0, no steps between)
+ * is busy: no wakeup, nothing cold, busy_batch_ns and busy_mm_slot_ns
+ * instead (a busy ksmd of a few pages costs the kernel some microseconds a
+ * full scan, a sleeping one tens). A new term is a row here, a
  * default in sim_config_default() and a charge where the kernel does that
  * work; the cost file, calibrate's fit and the CSV columns follow.
  */
@@ -78,10 +83,14 @@ struct sim;
 	X(thp_split, thp_split_ns, thp_splits, SIM_COST_KEPT, "split one THP")                 \
 	X(skip, skip_ns, skips, SIM_COST_KEPT, "a smart-scan skip")                            \
 	X(batch, batch_ns, batches, SIM_COST_FIT,                                            \
-	  "a batch: a wakeup, its locks and LRU drain")                                      \
+	  "a batch after a sleep or steps: the wakeup, its locks, caches refilled")          \
+	X(busy_batch, busy_batch_ns, busy_batches, SIM_COST_FIT,                             \
+	  "a batch straight after the last (sleep_millisecs 0): no wakeup, caches warm")    \
 	X(scan, scan_ns, scans, SIM_COST_FIT, "the start of a full scan")                      \
 	X(mm_slot, mm_slot_ns, mm_slots, SIM_COST_FIT,                                       \
-	  "an mm_slot the cursor enters (its mmap lock, the VMA lookup)")                    \
+	  "an mm_slot the cursor enters (its mmap lock, the VMA lookup), in a batch after a sleep") \
+	X(busy_mm_slot, busy_mm_slot_ns, busy_mm_slots, SIM_COST_FIT,                        \
+	  "the same in a busy batch, its mm and VMAs still in the caches")                  \
 	X(vma, vma_ns, vmas, SIM_COST_FIT,                                                   \
 	  "a mapping the cursor passes through, mergeable or not")                          \
 	X(absent_page, absent_page_ns, absent_pages, SIM_COST_FIT,                           \

@@ -65,6 +65,7 @@
 #include "sim_detector.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,11 +214,13 @@ static uint64_t shortest_iteration_ns(const struct plan *pl)
 	const struct sim_costs *c = &pl->costs;
 	uint64_t sleep_ms = knob_min(pl->wl, WL_KNOB_SLEEP_MILLISECS);
 	uint64_t jiffies = (sleep_ms * c->hz + 999) / 1000, batch, sleep = 0;
-	double ns = (double)jiffies * (double)(1000000000u / c->hz) + c->sleep_adjust_ns;
+	double batch_ns, ns = (double)jiffies * (double)(1000000000u / c->hz) + c->sleep_adjust_ns;
 
 	if (jiffies && ns > 0)
 		sleep = (uint64_t)ns;
-	batch = (c->batch_ns > 0 ? (uint64_t)c->batch_ns : 0) + sleep;
+	/* with no sleep a batch may be busy (sim.h), and cost busy_batch_ns */
+	batch_ns = jiffies ? c->batch_ns : fmin(c->batch_ns, c->busy_batch_ns);
+	batch = (batch_ns > 0 ? (uint64_t)batch_ns : 0) + sleep;
 	return batch < IDLE_STEP_NS ? batch : IDLE_STEP_NS;
 }
 
@@ -851,7 +854,7 @@ int sim_admit(const struct workload *wl, const struct sim_admit_options *opt, ui
 	}
 	if (e->rows == UINT64_MAX && wl->stop == WL_STOP_TIME)
 		return refuse(err, errlen, "%s:%u: [global] %s: with this cost model a %s can "
-			      "take no simulated time (batch_ns and the sleep are 0%s), so nothing "
+			      "take no simulated time (batch_ns or busy_batch_ns and the sleep are 0%s), so nothing "
 			      "bounds the run's trace rows", wl->path, wl->stop_line,
 			      stop_text(wl, what, sizeof(what)),
 			      opt && opt->per_batch ? "batch" : "full scan",

@@ -466,8 +466,13 @@ static void finish_mm(struct sim *s, uint32_t mm)
 {
 	uint32_t next = s->mm[mm].slot_next;
 
-	s->work.mm_slots++;
-	sim_charge(s, s->cfg.costs.mm_slot_ns);
+	if (s->cold) {
+		s->work.mm_slots++;
+		sim_charge(s, s->cfg.costs.mm_slot_ns);
+	} else {
+		s->work.busy_mm_slots++;
+		sim_charge(s, s->cfg.costs.busy_mm_slot_ns);
+	}
 	free_items_between(s, mm, s->scan.rmap_from, UINT64_MAX);
 	if (s->scan.address == 0)
 		slot_drop(s, mm);
@@ -553,7 +558,7 @@ bool sim_ksmd_batch_begin(struct sim *s)
 {
 	if (!sim_ksmd_runnable(s))
 		return false;
-	s->batch_cost_ns = s->cfg.costs.batch_ns;
+	s->batch_cost_ns = s->cold ? s->cfg.costs.batch_ns : s->cfg.costs.busy_batch_ns;
 	s->batch_steps = 0;
 	s->batch_visits0 = s->work.visits;
 	return true;
@@ -668,11 +673,14 @@ void sim_ksmd_batch_end(struct sim *s, uint64_t *ended_ns)
 	if (ended_ns)
 		*ended_ns = s->now_ns;
 	s->now_ns += sleep_ns(s, sleep_jiffies);
+	if (s->cold)
+		s->work.batches++;
+	else
+		s->work.busy_batches++;
 	s->cold = sleep_jiffies > 0;
 	s->batch_cost_ns = 0;
 	s->batch_steps = 0;
 	s->batches++;
-	s->work.batches++;
 }
 
 /* --- run = 2 ----------------------------------------------------------------------- */

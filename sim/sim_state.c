@@ -34,7 +34,10 @@ void sim_config_default(struct sim_config *cfg)
 	 * them. thp_split_ns, skip_ns and prune_ns are estimates calibrate
 	 * does not measure; sample_word_ns is checksum_ns times the measured
 	 * ratio of a 16-word sample's hash to a page's on pages not in cache,
-	 * over 16 (calib.c) */
+	 * over 16 (calib.c). busy_batch_ns and busy_mm_slot_ns came later: the
+	 * medians of three calibrations on 2026-12-02 at 10:30-10:35 UTC (0,
+	 * 238 +- 797 and 0; 3444, 4021 and 3823), the machine then slower than
+	 * in the morning (visit_ns 333-341, mm_slot_ns 12200-17900) */
 	cfg->costs = (struct sim_costs){
 		.hz = 250,
 		.visit_ns = 230,
@@ -52,8 +55,10 @@ void sim_config_default(struct sim_config *cfg)
 		.thp_split_ns = 20000,
 		.skip_ns = 60,
 		.batch_ns = 17200,
+		.busy_batch_ns = 0,
 		.scan_ns = 0,
 		.mm_slot_ns = 12300,
+		.busy_mm_slot_ns = 3800,
 		.vma_ns = 640,
 		.absent_page_ns = 0,
 		.rmap_alloc_ns = 190,

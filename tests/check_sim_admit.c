@@ -199,7 +199,7 @@ START_TEST(a_time_stop_without_a_shortest_batch_is_refused_at_the_time_line)
 	char err[1024];
 
 	sim_config_default(&cfg);
-	cfg.costs.batch_ns = 0;
+	cfg.costs.busy_batch_ns = 0;
 	/* a full scan still visits its 10 pages: the scan rows are bounded */
 	opt = (struct sim_admit_options){ .costs = &cfg.costs };
 	ck_assert_msg(admit("[global]\nsleep_millisecs = 0\ntime = 10s\n[region a]\npages = 10\n"
