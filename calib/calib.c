@@ -438,10 +438,9 @@ static void build_tiny_batches(struct text *t, uint64_t pages)
 	same_region(t, "a", "main", TINY_PAGES, 5);
 }
 
-static void build_tiny_mms(struct text *t, uint64_t pages)
+/* TINY_PAGES at rest in TINY_SPLIT processes */
+static void tiny_processes(struct text *t)
 {
-	(void)pages;
-	global(t, TINY_SCANS, "");
 	for (unsigned i = 0; i < TINY_SPLIT; i++) {
 		char name[16], proc[16];
 
@@ -449,6 +448,13 @@ static void build_tiny_mms(struct text *t, uint64_t pages)
 		snprintf(proc, sizeof(proc), "p%u", i);
 		same_region(t, name, proc, TINY_PAGES / TINY_SPLIT, 5);
 	}
+}
+
+static void build_tiny_mms(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	global(t, TINY_SCANS, "");
+	tiny_processes(t);
 }
 
 static void build_tiny_vmas(struct text *t, uint64_t pages)
@@ -461,6 +467,36 @@ static void build_tiny_vmas(struct text *t, uint64_t pages)
 		snprintf(name, sizeof(name), "r%u", i);
 		same_region(t, name, "main", TINY_PAGES / TINY_SPLIT, 5);
 	}
+}
+
+/*
+ * Tiny hosts again, busy: sleep_millisecs 0, so that every batch starts
+ * straight after the last, with nothing cold (busy_batch and busy_mm_slot,
+ * sim.h). A busy ksmd of 64 pages finishes a full scan in microseconds,
+ * tens of them between two reads of the runner, so these run BUSY_SCANS
+ * scans and the rows that enter the fit span many each.
+ */
+#define BUSY_SCANS 3000u
+#define BUSY_WINDOW 250u
+
+static void busy_global(struct text *t)
+{
+	put(t, "[global]\nscans = %u\nsmart_scan = 0\npages_to_scan = 100000000\n"
+	       "sleep_millisecs = 0\n", BUSY_SCANS);
+}
+
+static void build_busy_tiny(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	busy_global(t);
+	same_region(t, "a", "main", TINY_PAGES, 5);
+}
+
+static void build_busy_tiny_mms(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	busy_global(t);
+	tiny_processes(t);
 }
 
 /* three quarters of the pages discarded after scan 1: ksmd frees their
@@ -500,24 +536,27 @@ struct calib_workload {
 	void (*build)(struct text *t, uint64_t pages);
 	uint64_t first_scan; /* rows from this scan on enter the fit */
 	bool steady_sleeps;  /* a plain 20 ms sleep a scan, no steps: the sleep's length */
+	uint64_t window;     /* busy: scans an equation spans at least (0: one a row) */
 };
 
 static const struct calib_workload workloads[] = {
-	{ "at-rest", build_at_rest, 2, true },
-	{ "at-rest-quarter", build_at_rest_quarter, 2, true },
-	{ "batches", build_batches, 3, false },
-	{ "unique", build_unique, 2, true },
-	{ "volatile", build_volatile, 2, false },
-	{ "volatile-thp", build_volatile_thp, 2, false },
-	{ "late-differ", build_late_differ, 2, true },
-	{ "default-knobs", build_default_knobs, 2, false },
-	{ "tiny", build_tiny, 2, true },
-	{ "tiny-batches", build_tiny_batches, 3, false },
-	{ "tiny-mms", build_tiny_mms, 2, true },
-	{ "tiny-vmas", build_tiny_vmas, 2, true },
-	{ "discarded", build_discarded, 2, false },
-	{ "exec-churn", build_exec_churn, 2, false },
-	{ "zero", build_zero, 2, false },
+	{ "at-rest", build_at_rest, 2, true, 0 },
+	{ "at-rest-quarter", build_at_rest_quarter, 2, true, 0 },
+	{ "batches", build_batches, 3, false, 0 },
+	{ "unique", build_unique, 2, true, 0 },
+	{ "volatile", build_volatile, 2, false, 0 },
+	{ "volatile-thp", build_volatile_thp, 2, false, 0 },
+	{ "late-differ", build_late_differ, 2, true, 0 },
+	{ "default-knobs", build_default_knobs, 2, false, 0 },
+	{ "tiny", build_tiny, 2, true, 0 },
+	{ "tiny-batches", build_tiny_batches, 3, false, 0 },
+	{ "tiny-mms", build_tiny_mms, 2, true, 0 },
+	{ "tiny-vmas", build_tiny_vmas, 2, true, 0 },
+	{ "busy-tiny", build_busy_tiny, 3, false, BUSY_WINDOW },
+	{ "busy-tiny-mms", build_busy_tiny_mms, 3, false, BUSY_WINDOW },
+	{ "discarded", build_discarded, 2, false, 0 },
+	{ "exec-churn", build_exec_churn, 2, false, 0 },
+	{ "zero", build_zero, 2, false, 0 },
 };
 
 #define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -631,28 +670,54 @@ static void note(const struct calib_options *opt, const char *what)
 	opt->note(line, opt->note_arg);
 }
 
-/* One equation per valid scan row of the measured trace @kt (the work of that
- * scan from the simulator's @log, ksmd's CPU time from @kt). */
+static void add_equation(const struct calib_workload *cw, const struct work_log *log,
+			 const struct trace_row *p, const struct trace_row *r,
+			 const struct sim_costs *c, struct system *sys)
+{
+	double known;
+
+	work_row(&sys->u, &log->w[r->scan], &log->w[p->scan], c, &sys->a[sys->m * sys->u.n],
+		 &known);
+	sys->b[sys->m] = (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns) - known;
+	sys->idle[sys->m] = (double)(r->time_ns - p->time_ns) -
+			    (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns);
+	sys->steps[sys->m] = !cw->steady_sleeps;
+	snprintf(sys->name[sys->m], sizeof(sys->name[0]), "%s", cw->name);
+	sys->scan[sys->m] = r->scan;
+	sys->m++;
+}
+
+/*
+ * The equations of the measured trace @kt: the work from one row to a later
+ * one, from the simulator's @log, against ksmd's CPU time between them in
+ * @kt. A sleeping ksmd's rows are read while it sleeps, each at the end of
+ * its scan: one equation per valid row, from the row before. A busy one's
+ * run on while they are read (none is valid, and its CPU time and counters
+ * are a few microseconds apart): one equation per window of at least
+ * cw->window scans, where that is noise.
+ */
 static void add_equations(const struct calib_workload *cw, const struct work_log *log,
 			  const struct trace *kt, const struct sim_costs *c, struct system *sys)
 {
-	for (size_t i = 1; i < kt->nrows; i++) {
-		const struct trace_row *r = &kt->row[i], *p = &kt->row[i - 1];
-		double known;
+	const struct trace_row *from = NULL;
 
-		if (r->kind != TRACE_ROW_SCAN || p->kind != TRACE_ROW_SCAN || !r->valid ||
-		    p->scan + 1 < cw->first_scan || r->scan <= p->scan || r->scan >= log->n ||
-		    sys->m >= MAX_EQUATIONS)
+	for (size_t i = 0; i < kt->nrows && sys->m < MAX_EQUATIONS; i++) {
+		const struct trace_row *r = &kt->row[i], *p = i ? &kt->row[i - 1] : NULL;
+
+		if (r->kind != TRACE_ROW_SCAN || r->scan >= log->n)
 			continue;
-		work_row(&sys->u, &log->w[r->scan], &log->w[r->scan - 1], c,
-			 &sys->a[sys->m * sys->u.n], &known);
-		sys->b[sys->m] = (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns) - known;
-		sys->idle[sys->m] = (double)(r->time_ns - p->time_ns) -
-				    (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns);
-		sys->steps[sys->m] = !cw->steady_sleeps;
-		snprintf(sys->name[sys->m], sizeof(sys->name[0]), "%s", cw->name);
-		sys->scan[sys->m] = r->scan;
-		sys->m++;
+		if (cw->window) {
+			if (!from && r->scan + 1 >= cw->first_scan)
+				from = r;
+			else if (from && r->scan >= from->scan + cw->window) {
+				add_equation(cw, log, from, r, c, sys);
+				from = r;
+			}
+			continue;
+		}
+		if (p && p->kind == TRACE_ROW_SCAN && r->valid && p->scan + 1 >= cw->first_scan &&
+		    r->scan > p->scan)
+			add_equation(cw, log, p, r, c, sys);
 	}
 }
 
