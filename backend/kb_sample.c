@@ -9,7 +9,7 @@
  * comes, best first, from a perf task-clock event on ksmd (exact to the
  * nanosecond when read), from /proc/<ksmd>/schedstat (nanoseconds, but
  * advanced only at ksmd's ticks and context switches: a ksmd that never
- * sleeps, at sleep_millisecs 0, moves in 4 ms steps at HZ=250) or from the
+ * sleeps, at sleep_millisecs 0, moved in steps of about 3.3 ms here) or from the
  * utime and stime of /proc/<ksmd>/stat (clock ticks): a per-scan figure
  * needs better than ticks. This file fills numbers; when to read them is
  * kb_run.c's business.
