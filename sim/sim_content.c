@@ -229,7 +229,7 @@ static struct sim_patched *entry_of(const struct sim_content_store *cs, uint64_t
 int sim_content_store_init(struct sim_content_store *cs)
 {
 	memset(cs, 0, sizeof(*cs));
-	cs->nbuckets = 64;
+	cs->nbuckets = 16;
 	cs->bucket = calloc(cs->nbuckets, sizeof(*cs->bucket));
 	cs->cap = 16;
 	cs->entry = calloc(cs->cap, sizeof(*cs->entry));
