@@ -414,10 +414,11 @@ static int ksmd_action(struct search *st, struct sim *c, struct mc_extra *x,
  */
 static int transition(struct search *st, const struct mc_extra *xw, bool work_merged,
 		      const struct mc_action *a, struct sim *child, struct mc_extra *xc,
-		      struct mc_effect *eff)
+		      struct mc_effect *eff, bool *child_merged)
 {
 	int inv = 0;
 
+	*child_merged = false;
 	if (sim_clone_into(child, st->work) != 0)
 		return -1;
 	copy_extra(xc, xw);
@@ -436,6 +437,7 @@ static int transition(struct search *st, const struct mc_extra *xw, bool work_me
 		snprintf(st->msg + n, sizeof(st->msg) - n, " (a ksmd step undid a merge)");
 		return MC_INV_LIVENESS + 1;
 	}
+	*child_merged = st->liveness && work_merged;
 	return 0;
 }
 
@@ -481,10 +483,11 @@ static size_t entry_size(const struct entry *e)
 
 /*
  * A record for a new state, its id the index (room was reserved with the
- * visited set's slot it was claimed in: reserve_records). Returns the id.
+ * visited set's slot it was claimed in: reserve_records). @known_merged: the
+ * transition to it already found every group merged. Returns the id.
  */
 static uint32_t record(struct search *st, uint32_t parent, const struct mc_action *a,
-		       const struct sim *s, const struct mc_extra *x)
+		       const struct sim *s, const struct mc_extra *x, bool known_merged)
 {
 	size_t id = __atomic_fetch_add(&st->sh->nrec, 1, __ATOMIC_RELAXED);
 	struct record *r = &st->sh->rec[id];
@@ -495,7 +498,7 @@ static uint32_t record(struct search *st, uint32_t parent, const struct mc_actio
 	if (a)
 		r->action = *a;
 	r->settle = SETTLE_TODO;
-	if (merged(st, s))
+	if (known_merged || merged(st, s))
 		r->flags |= REC_MERGED;
 	if (mc_liveness_applies(s, x))
 		r->flags |= REC_APPLIES;
@@ -504,13 +507,13 @@ static uint32_t record(struct search *st, uint32_t parent, const struct mc_actio
 
 /* A new state, claimed at @slot: record it (its id in *id), check it, queue it. */
 static int bfs_new(struct search *st, uint32_t parent, const struct mc_action *a,
-		   struct sim *s, const struct mc_extra *x, struct arena *next, size_t slot,
-		   uint32_t *id)
+		   struct sim *s, const struct mc_extra *x, bool known_merged,
+		   struct arena *next, size_t slot, uint32_t *id)
 {
 	int inv;
 
 	__atomic_fetch_add(&st->res->stats.distinct, 1, __ATOMIC_RELAXED);
-	*id = record(st, parent, a, s, x);
+	*id = record(st, parent, a, s, x, known_merged);
 	mc_visited_publish(&st->sh->seen, slot, *id);
 	if ((inv = mc_check_state(st->cfg, s, x, st->msg, sizeof(st->msg))))
 		return report_bfs(st, inv - 1, *id, NULL, false);
@@ -538,10 +541,11 @@ static int bfs_batch(struct search *st, const struct entry *e, const struct mc_e
 		     bool work_merged, size_t first, size_t m, struct arena *next)
 {
 	uint64_t fp[MC_BATCH];
+	bool kid_merged[MC_BATCH];
 
 	for (size_t i = 0; i < m; i++) {
 		int inv = transition(st, xw, work_merged, &st->actions[first + i], st->kid[i],
-				     &st->kid_x[i], &st->kid_eff[i]);
+				     &st->kid_x[i], &st->kid_eff[i], &kid_merged[i]);
 
 		if (inv < 0)
 			return oom(st);
@@ -561,7 +565,7 @@ static int bfs_batch(struct search *st, const struct entry *e, const struct mc_e
 				return oom(st);
 		if (v == MC_VISIT_NEW &&
 		    (rc = bfs_new(st, e->id, &st->actions[first + i], st->kid[i], &st->kid_x[i],
-				  next, slot, &id)))
+				  kid_merged[i], next, slot, &id)))
 			return rc;
 		if (st->actions[first + i].kind == MC_ACT_KSMD) {
 			st->sh->rec[e->id].ksmd_next = id;
@@ -785,7 +789,7 @@ static int bfs(struct search *st)
 
 	if (mc_visited_claim(&sh->seen, state_fp(st->init, &st->x0), &id, &slot) != MC_VISIT_NEW)
 		return oom(st);
-	id = record(st, NO_ID, NULL, st->init, &st->x0);
+	id = record(st, NO_ID, NULL, st->init, &st->x0, false);
 	mc_visited_publish(&sh->seen, slot, id);
 	if (arena_push(&st->level[0], id, st->init, &st->x0) != 0)
 		return oom(st);
@@ -999,6 +1003,7 @@ static int dfs_batch(struct search *st, struct dfs *d, size_t depth)
 	unsigned m = f->n - f->next < DFS_BATCH ? (unsigned)(f->n - f->next) : DFS_BATCH;
 	struct mc_effect eff[DFS_BATCH];
 	uint64_t fp[DFS_BATCH];
+	bool kid_merged[DFS_BATCH];
 
 	st->work = d->sim[depth];
 	for (unsigned i = 0; i < m; i++) {
@@ -1007,7 +1012,8 @@ static int dfs_batch(struct search *st, struct dfs *d, size_t depth)
 
 		if (!f->kid[i] && !(f->kid[i] = sim_clone(st->init)))
 			return oom(st);
-		inv = transition(st, &f->x, f->merged, a, f->kid[i], &f->kid_x[i], &eff[i]);
+		inv = transition(st, &f->x, f->merged, a, f->kid[i], &f->kid_x[i], &eff[i],
+				 &kid_merged[i]);
 		if (inv < 0)
 			return oom(st);
 		if (inv)
@@ -1028,7 +1034,7 @@ static int dfs_batch(struct search *st, struct dfs *d, size_t depth)
 		if ((v = dfs_visit(st, fp[i], (uint32_t)depth + 1, &id)) == MC_VISIT_OOM)
 			return oom(st);
 		if (v == MC_VISIT_NEW && st->dfs_records)
-			id = record(st, f->id, a, f->kid[i], &f->kid_x[i]);
+			id = record(st, f->id, a, f->kid[i], &f->kid_x[i], kid_merged[i]);
 		if (st->dfs_records)
 			dfs_link(st, f, a, &eff[i], id);
 		if (v == MC_VISIT_SEEN)
@@ -1076,7 +1082,7 @@ static int dfs(struct search *st)
 		goto out;
 	}
 	if (st->dfs_records)
-		id = record(st, NO_ID, NULL, st->init, &st->x0);
+		id = record(st, NO_ID, NULL, st->init, &st->x0, false);
 	if ((rc = dfs_new(st, NULL, st->child, &st->x0, &live_failed))) {
 		rc = report(st, rc - 1, NULL, 0, live_failed);
 		goto out;
