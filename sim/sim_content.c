@@ -29,21 +29,47 @@
 
 /* --- byte hash -------------------------------------------------------- */
 
+/*
+ * The byte hash's two functions, a position's weight and a byte's code, are
+ * splitmix64 finalizers of the position and the byte: tables the compiler
+ * folds from the same expressions (a write updates the hash for each of its
+ * bytes, which the model checker does for every state it generates).
+ */
+#define MIX64_A(z) (((z) ^ ((z) >> 30)) * UINT64_C(0xbf58476d1ce4e5b9))
+#define MIX64_B(z) (((z) ^ ((z) >> 27)) * UINT64_C(0x94d049bb133111eb))
+#define MIX64(z) (MIX64_B(MIX64_A(z)) ^ (MIX64_B(MIX64_A(z)) >> 31))
+#define POSITION_WEIGHT(off) (MIX64(UINT64_C(0x9e3779b97f4a7c15) * ((uint64_t)(off) + 1)) | 1)
+#define BYTE_CODE(b) MIX64(UINT64_C(0xd1b54a32d192ed03) * ((uint64_t)(b) + 0x1000))
+
+#define TABLE_4(F, i) F(i), F((i) + 1), F((i) + 2), F((i) + 3)
+#define TABLE_16(F, i) TABLE_4(F, i), TABLE_4(F, (i) + 4), TABLE_4(F, (i) + 8), TABLE_4(F, (i) + 12)
+#define TABLE_64(F, i) TABLE_16(F, i), TABLE_16(F, (i) + 16), TABLE_16(F, (i) + 32), \
+	TABLE_16(F, (i) + 48)
+#define TABLE_256(F, i) TABLE_64(F, i), TABLE_64(F, (i) + 64), TABLE_64(F, (i) + 128), \
+	TABLE_64(F, (i) + 192)
+#define TABLE_1024(F, i) TABLE_256(F, i), TABLE_256(F, (i) + 256), TABLE_256(F, (i) + 512), \
+	TABLE_256(F, (i) + 768)
+
+static const uint64_t byte_codes[256] = { TABLE_256(BYTE_CODE, 0) };
+static const uint64_t position_weights[CONTENT_PAGE_SIZE] __attribute__((aligned(64))) = {
+	TABLE_1024(POSITION_WEIGHT, 0), TABLE_1024(POSITION_WEIGHT, 1024),
+	TABLE_1024(POSITION_WEIGHT, 2048), TABLE_1024(POSITION_WEIGHT, 3072)
+};
+_Static_assert(CONTENT_PAGE_SIZE == 4096, "position_weights has a weight per byte of a page");
+
 static uint64_t mix64(uint64_t z)
 {
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return MIX64(z);
 }
 
 static uint64_t position_weight(uint32_t offset)
 {
-	return mix64(UINT64_C(0x9e3779b97f4a7c15) * (offset + 1)) | 1;
+	return position_weights[offset];
 }
 
 static uint64_t byte_code(uint8_t byte)
 {
-	return mix64(UINT64_C(0xd1b54a32d192ed03) * ((uint64_t)byte + 0x1000));
+	return byte_codes[byte];
 }
 
 static uint8_t word_byte(uint64_t word, uint32_t offset)
