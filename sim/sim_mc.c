@@ -53,7 +53,8 @@ void copy_bytes(void *dst, const void *src, size_t n)
  * *@cap) when it is too small. Elements past @n keep whatever they held: the
  * pool allocators initialize an element when they hand it out.
  */
-static int copy_pool(void **dst, uint32_t *cap, const void *src, uint32_t n, size_t size)
+static inline __attribute__((always_inline)) int copy_pool(void **dst, uint32_t *cap,
+							  const void *src, uint32_t n, size_t size)
 {
 	if (n > *cap) {
 		void *p = realloc(*dst, (size_t)n * size);
