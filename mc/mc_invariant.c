@@ -612,7 +612,8 @@ static bool check_mapcounts(const struct ctx *c)
 
 	if (s->nframes > sizeof(maps) / sizeof(maps[0]))
 		return true; /* more frames than a configuration can make: not checked */
-	memset(maps, 0, s->nframes * sizeof(maps[0]));
+	for (uint32_t f = 0; f < s->nframes; f++)
+		maps[f] = 0;
 	for (uint32_t slot = 1; slot < s->nslots; slot++)
 		if (maps_frame(s, slot) && s->page[slot].frame < s->nframes)
 			maps[s->page[slot].frame]++;
@@ -632,7 +633,8 @@ static bool check_counters(const struct ctx *c)
 	if (s->narea > MC_MAX_SLOTS)
 		return true; /* more mappings than a configuration can make: not checked */
 	r.shared = r.sharing = r.unshared = r.rmap_items = r.chains = r.dups = r.zero = 0;
-	memset(r.mm, 0, nmm * sizeof(r.mm[0]));
+	for (uint32_t m = 0; m < nmm; m++)
+		r.mm[m] = (struct recount_mm){ 0, 0, 0, 0 };
 	recount_pages(s, &r);
 	recount_nodes(s, &r);
 	SAME(c, "pages_shared", s->count.pages_shared, r.shared);
@@ -958,8 +960,12 @@ bool mc_all_merged(const struct mc_config *cfg, const struct sim *s, char *msg, 
 	struct ctx c = { cfg, s, msg, len };
 	struct member m[MC_MAX_SLOTS];
 	size_t n = collect(s, m, MC_MAX_SLOTS), g[MC_MAX_SLOTS];
-	bool done[MC_MAX_SLOTS] = { false };
+	bool done[MC_MAX_SLOTS]; /* only the first n are used: zeroed one by one, as
+				    a constant-size initializer costs more than the walk */
 	bool zero_pages = s->knobs.value[WL_KNOB_USE_ZERO_PAGES];
+
+	for (size_t i = 0; i < n; i++)
+		done[i] = false;
 
 	for (size_t i = 0; i < n; i++) {
 		size_t k = 0;

@@ -23,7 +23,12 @@
  * clones are what the model checker does most. 32 bytes a move, the last
  * one overlapping the one before; the loop must stay a loop.
  */
-static inline __attribute__((always_inline, optimize("no-tree-loop-distribute-patterns")))
+#if defined(__GNUC__) && !defined(__clang__)
+#define KEEP_LOOP __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define KEEP_LOOP
+#endif
+static inline __attribute__((always_inline)) KEEP_LOOP
 void copy_bytes(void *dst, const void *src, size_t n)
 {
 	char *d = dst;
