@@ -37,9 +37,15 @@ enum walk_mode { WALK_IMAGE, WALK_FINGERPRINT };
  * (perf samples on bench/mc-ksmd.conf).
  */
 #define SINK_WORDS 256u
+/*
+ * A record's fields (not its opaque bytes) go in without a check each: the
+ * walk makes sure of this much room before each record (at most two words
+ * a field: RECORD_WORDS), so word[] may run this far past SINK_WORDS.
+ */
+#define SINK_ROOM 64u
 
 struct sink {
-	uint32_t word[SINK_WORDS];
+	uint32_t word[SINK_WORDS + SINK_ROOM];
 	unsigned n;      /* words in word[]: the walk keeps its own cursor meanwhile */
 	uint64_t hash;
 	bool grows, oom;
@@ -97,7 +103,17 @@ static __attribute__((noinline)) uint32_t *sink_full(struct sink *k, uint32_t *a
 #define SINK_PUT(k, at, w)                                                              \
 	do {                                                                            \
 		*(at)++ = (w);                                                          \
-		if ((at) == (k)->word + SINK_WORDS)                                     \
+		if ((at) >= (k)->word + SINK_WORDS)                                     \
+			(at) = sink_full((k), (at));                                    \
+	} while (0)
+
+/* The same where room was made (SINK_ROOM): no check. */
+#define SINK_PUT_IN_ROOM(k, at, w) (*(at)++ = (w))
+
+/* Make SINK_ROOM words of room: flush what is there when past SINK_WORDS. */
+#define SINK_MAKE_ROOM(k, at)                                                           \
+	do {                                                                            \
+		if ((at) >= (k)->word + SINK_WORDS)                                     \
 			(at) = sink_full((k), (at));                                    \
 	} while (0)
 
@@ -117,14 +133,14 @@ static inline uint64_t double_bits(double d)
 	(_Generic((v), double: double_bits((double)(v)), default: (uint64_t)(v)) &      \
 	 (sizeof(v) >= 8 ? ~UINT64_C(0) : (UINT64_C(1) << ((8 * sizeof(v)) & 63)) - 1))
 
-/* Write field value @v: one word, or two (low half first) for 8 bytes. */
-#define SINK_PUT_FIELD(k, at, v)                                                        \
+/* Write field value @v with @PUT: one word, or two (low half first) for 8 bytes. */
+#define SINK_PUT_FIELD(k, at, v, PUT)                                                   \
 	do {                                                                            \
 		const uint64_t b_ = FIELD_BITS(v);                                      \
                                                                                         \
-		SINK_PUT(k, at, (uint32_t)b_);                                          \
+		PUT(k, at, (uint32_t)b_);                                               \
 		if (sizeof(v) > 4)                                                      \
-			SINK_PUT(k, at, (uint32_t)(b_ >> 32));                          \
+			PUT(k, at, (uint32_t)(b_ >> 32));                               \
 	} while (0)
 
 /* Hash or keep what is left. */
@@ -157,22 +173,22 @@ static void sink_finish(struct sink *k)
 #define WRITTEN(mode, role, fold, s)                                                    \
 	((mode) == WALK_IMAGE ? IN_IMAGE_##role : (IN_FINGERPRINT_##role && FOLD_KEEPS_##fold(s)))
 
-#define PUT_FIELD(k, mode, s, value, role, fold)                                        \
+#define PUT_FIELD(k, mode, s, value, role, fold, PUT)                                   \
 	do {                                                                            \
 		if (WRITTEN(mode, role, fold, s)) {                                     \
 			const __typeof__(value) v_ = (mode) == WALK_FINGERPRINT       \
 				? (__typeof__(value))FOLD_##fold(s, (value)) : (value); \
-			SINK_PUT_FIELD(k, at, v_);                                      \
+			SINK_PUT_FIELD(k, at, v_, PUT);                                 \
 		}                                                                       \
 	} while (0)
 
 #define WALK_MACHINE_FIELD(name, value, count, role, fold)                              \
 	for (uint32_t i = 0; i < (uint32_t)(count); i++)                                \
-		PUT_FIELD(k, mode, s, value, role, fold);
+		PUT_FIELD(k, mode, s, value, role, fold, SINK_PUT);
 
 #define WALK_RECORD_FIELD(name, value, when, role, fold)                                \
 	if (when)                                                                       \
-		PUT_FIELD(k, mode, s, value, role, fold);
+		PUT_FIELD(k, mode, s, value, role, fold, SINK_PUT_IN_ROOM);
 
 #define WALK_RECORD_BYTES(name, pointer, bytes, when, role)                             \
 	if ((when) && WRITTEN(mode, role, KEEP, s))                                     \
@@ -182,8 +198,17 @@ static void sink_finish(struct sink *k)
 	for (uint32_t id = (first); id < (count); id++) {                               \
 		const type *r = &s->pool[id];                                           \
                                                                                         \
+		SINK_MAKE_ROOM(k, at);                                                  \
 		FIELDS(WALK_RECORD_FIELD, WALK_RECORD_BYTES)                            \
 	}
+
+/* The most words a record's fields write (its opaque bytes check for room themselves). */
+#define COUNT_FIELD(name, value, when, role, fold) +2
+#define COUNT_BYTES(name, pointer, bytes, when, role)
+#define RECORD_WORDS(FIELDS) (0 FIELDS(COUNT_FIELD, COUNT_BYTES))
+#define ASSERT_ROOM(type, pool, first, count, FIELDS)                                   \
+	_Static_assert(RECORD_WORDS(FIELDS) <= SINK_ROOM, #type " has more fields than SINK_ROOM");
+SIM_RECORDS(ASSERT_ROOM)
 
 /* @n bytes at @from, 4 a word (the last one zero-padded), written at @at: the cursor after. */
 static inline __attribute__((always_inline)) uint32_t *sink_bytes(struct sink *k, uint32_t *at,

@@ -130,7 +130,8 @@ static int content_into(struct sim_content_store *dst, const struct sim_content_
 		if (i < old_n && sim_patched_spilled(&dst->entry[i]))
 			old = dst->entry[i].patch;
 		if (i >= n || !sim_patched_spilled(&entries[i])) {
-			free(old);
+			if (old) /* rarely: a call per entry is most of a small clone's time */
+				free(old);
 			if (i < n)
 				dst->entry[i] = entries[i];
 			continue;
