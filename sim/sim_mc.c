@@ -247,7 +247,6 @@ static void header_copy(struct sim *dst, const struct sim *src)
 {
 	size_t roots = src->cfg.nr_nodes * sizeof(uint32_t);
 
-	copy_bytes(&dst->cfg, &src->cfg, sizeof(dst->cfg)); /* costs may differ */
 	copy_bytes((char *)dst + SIM_HEAD_START, (const char *)src + SIM_HEAD_START,
 		   SIM_HEAD_END - SIM_HEAD_START);
 	copy_bytes(dst->stable_root, src->stable_root, roots);

@@ -18,9 +18,10 @@
 
 /*
  * Make @dst an independent copy of @src, reusing @dst's memory (@dst comes
- * from sim_new() or sim_clone(); both must have the same struct sim_config
- * apart from costs). Returns 0, or -1 when out of memory, after which @dst
- * may only be freed.
+ * from sim_new() or sim_clone(); both must have the same struct sim_config,
+ * costs included: like a snapshot, the copy leaves @dst's configuration as
+ * it is). Returns 0, or -1 when out of memory, after which @dst may only be
+ * freed.
  */
 int sim_clone_into(struct sim *dst, const struct sim *src);
 
