@@ -20,6 +20,7 @@
 #include <xxhash.h>
 
 #include "sim_mc.h"
+#include "sim_xxh3.h"
 
 enum walk_mode { WALK_IMAGE, WALK_FINGERPRINT };
 
@@ -63,11 +64,21 @@ static void sink_init(struct sink *k, bool grows)
 	k->image_words = k->image_cap = 0;
 }
 
+/* XXH3 of @len bytes at @data, chained through @seed: in AVX2 if the processor has it. */
+static uint64_t block_hash(const void *data, size_t len, uint64_t seed)
+{
+#ifdef SIM_HAVE_XXH3_AVX2
+	if (__builtin_cpu_supports("avx2"))
+		return sim_xxh3_avx2(data, len, seed);
+#endif
+	return XXH3_64bits_withSeed(data, len, seed);
+}
+
 /* word[] is full: hash it, or move it into the image. */
 static void sink_flush(struct sink *k)
 {
 	if (!k->grows) {
-		k->hash = XXH3_64bits_withSeed(k->word, k->n * sizeof(k->word[0]), k->hash);
+		k->hash = block_hash(k->word, k->n * sizeof(k->word[0]), k->hash);
 	} else if (!k->oom) {
 		if (k->image_words + k->n > k->image_cap) {
 			size_t cap = k->image_cap ? 2 * k->image_cap : 4 * SINK_WORDS;
