@@ -34,7 +34,7 @@ void copy_bytes(void *dst, const void *src, size_t n)
 	char *d = dst;
 	const char *s = src;
 
-	if (n > 512) {
+	if (n > 256) {
 		memcpy(d, s, n);
 	} else if (n >= 32) {
 		size_t i;
