@@ -827,39 +827,42 @@ static bool check_deadlock(const struct ctx *c, const struct mc_extra *x)
 
 /* --- entry points ----------------------------------------------------------------------- */
 
-static bool check_state(const struct ctx *c, int inv, const struct mc_extra *x)
-{
-	switch (inv) {
-	case MC_INV_DATA: return check_data(c, x);
-	case MC_INV_KSM_READONLY: return check_readonly(c);
-	case MC_INV_STABLE_TREE: return check_stable(c);
-	case MC_INV_UNSTABLE_TREE: return check_unstable(c);
-	case MC_INV_COUNTERS: return check_counters(c);
-	case MC_INV_NUMA: return check_numa(c);
-	case MC_INV_DEADLOCK: return check_deadlock(c, x);
-	default: return true;
-	}
-}
+/*
+ * The invariants checked on every new state, and on every ksmd transition,
+ * in the order of enum mc_invariant (the first that fails is the one
+ * reported): C(invariant, check) with the context c, the state's extra x,
+ * the transition's parent and page slot. Unrolled: a loop over every
+ * invariant and a switch cost more than the checks on a small state.
+ */
+#define STATE_CHECKS(C)                                                                     \
+	C(MC_INV_DATA, check_data(&c, x))                                                   \
+	C(MC_INV_KSM_READONLY, check_readonly(&c))                                          \
+	C(MC_INV_STABLE_TREE, check_stable(&c))                                             \
+	C(MC_INV_UNSTABLE_TREE, check_unstable(&c))                                         \
+	C(MC_INV_COUNTERS, check_counters(&c))                                              \
+	C(MC_INV_NUMA, check_numa(&c))                                                      \
+	C(MC_INV_DEADLOCK, check_deadlock(&c, x))
+#define TRANSITION_CHECKS(C)                                                                \
+	C(MC_INV_VISIT, check_visit(&c, slot))                                              \
+	C(MC_INV_MAX_SHARING, check_max_sharing(&c, parent, slot))                          \
+	C(MC_INV_VOLATILITY, check_volatility(&c, parent, slot))
 
-static bool check_transition(const struct ctx *c, int inv, const struct sim *parent,
-			     uint32_t slot)
-{
-	switch (inv) {
-	case MC_INV_VISIT: return check_visit(c, slot);
-	case MC_INV_MAX_SHARING: return check_max_sharing(c, parent, slot);
-	case MC_INV_VOLATILITY: return check_volatility(c, parent, slot);
-	default: return true;
-	}
-}
+_Static_assert(MC_INV_DATA < MC_INV_KSM_READONLY && MC_INV_KSM_READONLY < MC_INV_STABLE_TREE &&
+	       MC_INV_STABLE_TREE < MC_INV_UNSTABLE_TREE && MC_INV_UNSTABLE_TREE < MC_INV_COUNTERS &&
+	       MC_INV_COUNTERS < MC_INV_NUMA && MC_INV_NUMA < MC_INV_DEADLOCK &&
+	       MC_INV_VISIT < MC_INV_MAX_SHARING && MC_INV_MAX_SHARING < MC_INV_VOLATILITY,
+	       "STATE_CHECKS and TRANSITION_CHECKS list the invariants in enum order");
+
+#define RUN_CHECK(inv, holds)                                                               \
+	if (cfg->check[inv] && !(holds))                                                    \
+		return (inv) + 1;
 
 int mc_check_state(const struct mc_config *cfg, const struct sim *s, const struct mc_extra *x,
 		   char *msg, size_t len)
 {
 	struct ctx c = { cfg, s, msg, len };
 
-	for (int inv = 0; inv < MC_INV_COUNT; inv++)
-		if (cfg->check[inv] && !check_state(&c, inv, x))
-			return inv + 1;
+	STATE_CHECKS(RUN_CHECK)
 	return 0;
 }
 
@@ -867,12 +870,11 @@ int mc_check_transition(const struct mc_config *cfg, const struct sim *parent,
 			const struct mc_effect *eff, const struct sim *s, char *msg, size_t len)
 {
 	struct ctx c = { cfg, s, msg, len };
+	uint32_t slot = eff->slot;
 
 	if (!eff->processed)
 		return 0;
-	for (int inv = 0; inv < MC_INV_COUNT; inv++)
-		if (cfg->check[inv] && !check_transition(&c, inv, parent, eff->slot))
-			return inv + 1;
+	TRANSITION_CHECKS(RUN_CHECK)
 	return 0;
 }
 
