@@ -228,7 +228,11 @@ static inline bool mc_between_scans(const struct sim *s)
  */
 int mc_check_state(const struct mc_config *cfg, const struct sim *s, const struct mc_extra *x,
 		   char *msg, size_t len);
-/* Same for the transition invariants of a ksmd step from @parent to @s. */
+/*
+ * Same for the transition invariants of a ksmd step from @parent to @s. Of
+ * @parent they read its pages and frames only (nslots, nframes and the two
+ * pools): the search may pass a machine holding just those.
+ */
 int mc_check_transition(const struct mc_config *cfg, const struct sim *parent,
 			const struct mc_effect *eff, const struct sim *s, char *msg, size_t len);
 /*

@@ -380,14 +380,14 @@ static unsigned simulate_settle(struct search *st, const struct sim *from,
  * of a full scan with every invariant checked in between. Returns the
  * failing invariant + 1, 0, or -1 when out of memory.
  */
-static int ksmd_action(struct search *st, struct sim *c, struct mc_extra *x,
-		       struct mc_effect *eff)
+static int ksmd_action(struct search *st, const struct sim *parent, struct sim *c,
+		       struct mc_extra *x, struct mc_effect *eff)
 {
 	int inv;
 
 	if (!st->cfg->ksmd_scan) {
 		mc_ksmd_page_step(st->cfg, c, x, eff);
-		return mc_check_transition(st->cfg, st->work, eff, c, st->msg, sizeof(st->msg));
+		return mc_check_transition(st->cfg, parent, eff, c, st->msg, sizeof(st->msg));
 	}
 	memset(eff, 0, sizeof(*eff));
 	for (;;) {
@@ -411,11 +411,16 @@ static int ksmd_action(struct search *st, struct sim *c, struct mc_extra *x,
 /*
  * Apply @a to st->work (@xw) into @child (@xc, @eff) and check what every
  * transition must satisfy. Returns 0, the failing invariant + 1, or -1.
+ * @child may be st->work itself (the action is then applied in place), with
+ * st->work's pages and frames kept in st->prev for the transition checks,
+ * which read nothing else of the parent (mc_internal.h).
  */
 static int transition(struct search *st, const struct mc_extra *xw, bool work_merged,
 		      const struct mc_action *a, struct sim *child, struct mc_extra *xc,
 		      struct mc_effect *eff, bool *child_merged)
 {
+	const struct sim *parent = child == st->work ? st->prev : st->work;
+
 	int inv = 0;
 
 	*child_merged = false;
@@ -427,7 +432,7 @@ static int transition(struct search *st, const struct mc_extra *xw, bool work_me
 		mc_apply_user(st->cfg, child, xc, a, eff);
 		return 0;
 	}
-	if ((inv = ksmd_action(st, child, xc, eff)) != 0)
+	if ((inv = ksmd_action(st, parent, child, xc, eff)) != 0)
 		return inv;
 	if (st->liveness && work_merged && !mc_all_merged(st->cfg, child, NULL, 0)) {
 		size_t n;
@@ -977,6 +982,36 @@ static int dfs_new(struct search *st, const struct mc_action *a, const struct si
 	return MC_INV_LIVENESS + 1;
 }
 
+/*
+ * Make @shell's pages and frames those of @s, and nothing else of it: what
+ * mc_check_transition() reads of a parent. @shell is scratch (st->prev),
+ * which every other use copies a whole machine into first.
+ */
+static int keep_pages_and_frames(struct sim *shell, const struct sim *s)
+{
+	if (s->nslots > shell->slots_cap) {
+		struct sim_page *p = realloc(shell->page, s->nslots * sizeof(*p));
+
+		if (!p)
+			return -1;
+		shell->page = p;
+		shell->slots_cap = s->nslots;
+	}
+	if (s->nframes > shell->frames_cap) {
+		struct sim_frame *p = realloc(shell->frame, s->nframes * sizeof(*p));
+
+		if (!p)
+			return -1;
+		shell->frame = p;
+		shell->frames_cap = s->nframes;
+	}
+	memcpy(shell->page, s->page, s->nslots * sizeof(*s->page));
+	memcpy(shell->frame, s->frame, s->nframes * sizeof(*s->frame));
+	shell->nslots = s->nslots;
+	shell->nframes = s->nframes;
+	return 0;
+}
+
 /* Successor @i of the frame's batch is new, or again nearer the start: keep it. */
 static void dfs_keep(struct frame *f, unsigned i, size_t act, uint32_t id)
 {
@@ -1010,8 +1045,23 @@ static int dfs_batch(struct search *st, struct dfs *d, size_t depth)
 		const struct mc_action *a = &st->actions[f->first + f->next + i];
 		int inv;
 
-		if (!f->kid[i] && !(f->kid[i] = sim_clone(st->init)))
+		if (i + 1 == m && f->next + m == f->n &&
+		    (a->kind != MC_ACT_KSMD || !st->cfg->ksmd_scan)) {
+			/*
+			 * The frame's last successor: the frame's machine is not
+			 * needed after it, so the action is applied to it in
+			 * place and it moves to the kid's place. What a ksmd
+			 * step's checks read of the parent is kept first.
+			 */
+			struct sim *spare = f->kid[i];
+
+			if (a->kind == MC_ACT_KSMD && keep_pages_and_frames(st->prev, st->work) != 0)
+				return oom(st);
+			f->kid[i] = d->sim[depth];
+			d->sim[depth] = spare; /* NULL: dfs_push makes one */
+		} else if (!f->kid[i] && !(f->kid[i] = sim_clone(st->init))) {
 			return oom(st);
+		}
 		inv = transition(st, &f->x, f->merged, a, f->kid[i], &f->kid_x[i], &eff[i],
 				 &kid_merged[i]);
 		if (inv < 0)
