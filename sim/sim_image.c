@@ -5,7 +5,7 @@
  * fingerprint, which leaves out what only observes and folds what the
  * checker abstracts away (sim_mc.h).
  *
- * Values are written one field at a time, one word each, never as raw
+ * Values are written one field at a time, a word or two each, never as raw
  * structs (padding and inactive union members are not state). The walk is
  * inlined into each of its two users with its mode a constant, so the
  * fingerprint, which the model checker takes of every state it generates,
@@ -33,9 +33,9 @@ enum walk_mode { WALK_IMAGE, WALK_FINGERPRINT };
  * bytes: a byte store may alias the machine being read and would make the
  * walk reload it; packing several fields into a word costs more in branches
  * than the longer stream costs XXH3 (bench-mc, measured both ways), but
- * 32-bit words for the fields that fit them cost no branch and halve the
- * stream: the fingerprint takes 0.87x the time it took with 64-bit words
- * (perf samples on bench/mc-ksmd.conf).
+ * 32-bit words for the fields that fit them cost no branch and shorten the
+ * stream (about 760 bytes a state on bench/mc-ksmd.conf, not 1,080): the
+ * fingerprint takes 0.87x the time it took with 64-bit words (perf samples).
  */
 #define SINK_WORDS 256u
 /*

@@ -18,10 +18,11 @@
 #include "sim_mc.h"
 
 /*
- * memcpy for the few hundred bytes a small machine's pool holds: a call into
- * libc (and its dispatch on the size) costs as much as the copy itself, and
- * clones are what the model checker does most. 32 bytes a move, the last
- * one overlapping the one before; the loop must stay a loop.
+ * memcpy for the tens to hundreds of bytes a small machine's pool holds: up
+ * to 256 bytes, a call into libc (and its dispatch on the size) costs as
+ * much as the copy, and clones are what the model checker does most; libc's
+ * vector code wins beyond. 32 bytes a move, the last one overlapping the
+ * one before; gcc must not turn the loop back into a call (KEEP_LOOP).
  */
 #if defined(__GNUC__) && !defined(__clang__)
 #define KEEP_LOOP __attribute__((optimize("no-tree-loop-distribute-patterns")))
@@ -130,7 +131,7 @@ static int content_into(struct sim_content_store *dst, const struct sim_content_
 		if (i < old_n && sim_patched_spilled(&dst->entry[i]))
 			old = dst->entry[i].patch;
 		if (i >= n || !sim_patched_spilled(&entries[i])) {
-			if (old) /* rarely: a call per entry is most of a small clone's time */
+			if (old) /* only a spilled entry has a patch: no free(NULL) call per entry */
 				free(old);
 			if (i < n)
 				dst->entry[i] = entries[i];
