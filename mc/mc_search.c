@@ -420,7 +420,6 @@ static int transition(struct search *st, const struct mc_extra *xw, bool work_me
 		      struct mc_effect *eff, bool *child_merged)
 {
 	const struct sim *parent = child == st->work ? st->prev : st->work;
-
 	int inv = 0;
 
 	*child_merged = false;
@@ -982,36 +981,6 @@ static int dfs_new(struct search *st, const struct mc_action *a, const struct si
 	return MC_INV_LIVENESS + 1;
 }
 
-/*
- * Make @shell's pages and frames those of @s, and nothing else of it: what
- * mc_check_transition() reads of a parent. @shell is scratch (st->prev),
- * which every other use copies a whole machine into first.
- */
-static int keep_pages_and_frames(struct sim *shell, const struct sim *s)
-{
-	if (s->nslots > shell->slots_cap) {
-		struct sim_page *p = realloc(shell->page, s->nslots * sizeof(*p));
-
-		if (!p)
-			return -1;
-		shell->page = p;
-		shell->slots_cap = s->nslots;
-	}
-	if (s->nframes > shell->frames_cap) {
-		struct sim_frame *p = realloc(shell->frame, s->nframes * sizeof(*p));
-
-		if (!p)
-			return -1;
-		shell->frame = p;
-		shell->frames_cap = s->nframes;
-	}
-	memcpy(shell->page, s->page, s->nslots * sizeof(*s->page));
-	memcpy(shell->frame, s->frame, s->nframes * sizeof(*s->frame));
-	shell->nslots = s->nslots;
-	shell->nframes = s->nframes;
-	return 0;
-}
-
 /* Successor @i of the frame's batch is new, or again nearer the start: keep it. */
 static void dfs_keep(struct frame *f, unsigned i, size_t act, uint32_t id)
 {
@@ -1055,7 +1024,8 @@ static int dfs_batch(struct search *st, struct dfs *d, size_t depth)
 			 */
 			struct sim *spare = f->kid[i];
 
-			if (a->kind == MC_ACT_KSMD && keep_pages_and_frames(st->prev, st->work) != 0)
+			if (a->kind == MC_ACT_KSMD &&
+			    sim_copy_pages_and_frames(st->prev, st->work) != 0)
 				return oom(st);
 			f->kid[i] = d->sim[depth];
 			d->sim[depth] = spare; /* NULL: dfs_push makes one */

@@ -276,6 +276,18 @@ int sim_clone_into(struct sim *dst, const struct sim *src)
 			    src->content.bucket, NULL);
 }
 
+int sim_copy_pages_and_frames(struct sim *dst, const struct sim *src)
+{
+	if (copy_pool((void **)&dst->page, &dst->slots_cap, src->page, src->nslots,
+		      sizeof(*src->page)) != 0 ||
+	    copy_pool((void **)&dst->frame, &dst->frames_cap, src->frame, src->nframes,
+		      sizeof(*src->frame)) != 0)
+		return -1;
+	dst->nslots = src->nslots;
+	dst->nframes = src->nframes;
+	return 0;
+}
+
 /* --- snapshots ----------------------------------------------------------------- */
 
 /*

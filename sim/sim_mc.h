@@ -25,6 +25,15 @@
  */
 int sim_clone_into(struct sim *dst, const struct sim *src);
 
+/*
+ * Make @dst's page slots and frames (their counts and pools) those of @src,
+ * and nothing else of it: a scratch machine that holds what a check of a
+ * step reads of the step's parent (mc_check_transition). @dst is not a
+ * whole machine afterwards until a sim_clone_into() or sim_snapshot_load()
+ * into it. 0, or -1 when out of memory.
+ */
+int sim_copy_pages_and_frames(struct sim *dst, const struct sim *src);
+
 /* Bytes sim_snapshot_save() writes for @s (8-byte aligned). */
 size_t sim_snapshot_size(const struct sim *s);
 /* Write the whole state of @s into @buf (sim_snapshot_size() bytes). */
