@@ -9,7 +9,9 @@
 #include "mc_visited.h"
 #include "mc_mem.h"
 
+#include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 
 int mc_visited_init(struct mc_visited *v, size_t expected)
 {
@@ -39,19 +41,94 @@ static size_t slot_of(const struct mc_visited *v, uint64_t key)
 	return i;
 }
 
-static int grow(struct mc_visited *v)
+/* Put a slot moved from a smaller table into @to; other threads may be moving theirs. */
+static void move_slot(struct mc_visited *to, const struct mc_visited_slot *s)
 {
+	size_t i = (size_t)s->key & (to->cap - 1);
+
+	for (;;) {
+		uint64_t empty = 0;
+
+		if (__atomic_compare_exchange_n(&to->slot[i].key, &empty, s->key, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			to->slot[i].depth = s->depth; /* read by nobody before the threads join */
+			return;
+		}
+		i = (i + 1) & (to->cap - 1);
+	}
+}
+
+/*
+ * One thread's share of a grow: its slice of the new table faulted in (the
+ * kernel's zeroing of fresh pages is most of a grow's time, so each thread
+ * zeroes a part), then its slice of the old table moved over.
+ */
+struct regrow {
+	const struct mc_visited *from;
+	struct mc_visited *to;
+	unsigned part, parts;
+};
+
+static void fault_in_slice(struct mc_visited *to, unsigned part, unsigned parts)
+{
+#ifdef MADV_POPULATE_WRITE
+	size_t bytes = to->cap * sizeof(*to->slot), page = 4096;
+	size_t lo = bytes / parts * part & ~(page - 1);
+	size_t hi = part + 1 == parts ? bytes : bytes / parts * (part + 1);
+
+	madvise((char *)to->slot + lo, hi - lo, MADV_POPULATE_WRITE); /* a hint: may fail */
+#else
+	(void)to, (void)part, (void)parts;
+#endif
+}
+
+static void *regrow_part(void *arg)
+{
+	const struct regrow *r = arg;
+	size_t lo = r->from->cap / r->parts * r->part;
+	size_t hi = r->part + 1 == r->parts ? r->from->cap : r->from->cap / r->parts * (r->part + 1);
+
+	if (r->parts > 1)
+		fault_in_slice(r->to, r->part, r->parts);
+	for (size_t i = lo; i < hi; i++)
+		if (r->from->slot[i].key)
+			move_slot(r->to, &r->from->slot[i]);
+	return NULL;
+}
+
+static int grow_on(struct mc_visited *v, unsigned threads)
+{
+	struct regrow part[MC_VISITED_MAX_THREADS];
+	pthread_t tid[MC_VISITED_MAX_THREADS];
+	bool started[MC_VISITED_MAX_THREADS] = { false };
 	struct mc_visited bigger;
 
+	if (threads < 1)
+		threads = 1;
+	if (threads > MC_VISITED_MAX_THREADS)
+		threads = MC_VISITED_MAX_THREADS;
 	if (mc_visited_init(&bigger, v->cap) != 0)
 		return -1;
-	for (size_t i = 0; i < v->cap; i++)
-		if (v->slot[i].key)
-			bigger.slot[slot_of(&bigger, v->slot[i].key)] = v->slot[i];
+	for (unsigned t = 0; t < threads; t++)
+		part[t] = (struct regrow){ v, &bigger, t, threads };
+	for (unsigned t = 1; t < threads; t++)
+		started[t] = pthread_create(&tid[t], NULL, regrow_part, &part[t]) == 0;
+	regrow_part(&part[0]);
+	for (unsigned t = 1; t < threads; t++) {
+		if (started[t])
+			pthread_join(tid[t], NULL);
+		else
+			regrow_part(&part[t]); /* no thread for it: this one does its share */
+	}
 	bigger.n = v->n;
 	mc_visited_free(v);
 	*v = bigger;
 	return 0;
+}
+
+static int grow(struct mc_visited *v)
+{
+	return grow_on(v, 1);
 }
 
 enum mc_visit mc_visited_add(struct mc_visited *v, uint64_t fp, uint32_t depth,
@@ -92,18 +169,31 @@ static inline void cpu_relax(void)
 #endif
 }
 
-int mc_visited_grow(struct mc_visited *v)
+int mc_visited_grow(struct mc_visited *v, unsigned threads)
 {
-	return grow(v);
+	return grow_on(v, threads);
 }
 
 bool mc_visited_full(const struct mc_visited *v)
 {
-	return 4 * (__atomic_load_n(&v->n, __ATOMIC_RELAXED) + 1) > 3 * v->cap;
+	return 4 * (__atomic_load_n(&v->n, __ATOMIC_RELAXED) + MC_VISITED_QUOTA) > 3 * v->cap;
 }
 
-enum mc_visit mc_visited_claim(struct mc_visited *v, uint64_t fp, uint32_t *stored,
-			       size_t *slot)
+/* Room for MC_VISITED_QUOTA more claims of this thread, unless the set is too full. */
+static bool take_quota(struct mc_visited *v, struct mc_visited_quota *q)
+{
+	size_t n = __atomic_add_fetch(&v->n, MC_VISITED_QUOTA, __ATOMIC_RELAXED);
+
+	if (4 * n > 3 * v->cap) {
+		__atomic_fetch_sub(&v->n, MC_VISITED_QUOTA, __ATOMIC_RELAXED);
+		return false;
+	}
+	q->left = MC_VISITED_QUOTA;
+	return true;
+}
+
+enum mc_visit mc_visited_claim(struct mc_visited *v, struct mc_visited_quota *q, uint64_t fp,
+			       uint32_t *stored, size_t *slot)
 {
 	uint64_t key = fp ? fp : 1;
 	size_t i = (size_t)key & (v->cap - 1);
@@ -113,11 +203,11 @@ enum mc_visit mc_visited_claim(struct mc_visited *v, uint64_t fp, uint32_t *stor
 		uint32_t number;
 
 		if (!seen) {
-			if (mc_visited_full(v))
+			if (!q->left && !take_quota(v, q))
 				return MC_VISIT_OOM;
 			if (__atomic_compare_exchange_n(&v->slot[i].key, &seen, key, false,
 							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-				__atomic_fetch_add(&v->n, 1, __ATOMIC_RELAXED);
+				q->left--;
 				*slot = i;
 				return MC_VISIT_NEW;
 			}

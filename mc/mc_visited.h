@@ -52,22 +52,42 @@ static inline void mc_visited_prefetch(const struct mc_visited *v, uint64_t fp)
 bool mc_visited_find(const struct mc_visited *v, uint64_t fp, uint32_t *depth);
 
 /*
+ * A claiming thread's share of the room left: the set's count n is raised by
+ * MC_VISITED_QUOTA slots at a time, so that claims do not all write one
+ * shared word (two workers' claims on it cost a tenth of a parallel search).
+ * n then counts the slots used and those handed out; a quota stays valid
+ * across a grow.
+ */
+#define MC_VISITED_QUOTA 64
+struct mc_visited_quota {
+	size_t left;
+};
+
+/*
  * Concurrent insertion (a parallel breadth-first search): threads may claim
  * and publish at once, none may add or grow meanwhile. A claim either finds
  * @fp (MC_VISIT_SEEN, its number in *stored once its claimant has published
  * it: the call waits for that), or takes a slot for it (MC_VISIT_NEW, *slot
- * to publish the number in), or refuses because the set is 3/4 full
- * (MC_VISIT_OOM: grow it with mc_visited_grow, alone, and claim again). A
+ * to publish the number in, from the thread's quota @q), or refuses because
+ * no quota fits in 3/4 of the set (MC_VISIT_OOM: grow it with
+ * mc_visited_grow, alone, and claim again). A
  * set used this way is used only this way: numbers are stored plus one, so
  * that 0 means "claimed, not yet published".
  */
-enum mc_visit mc_visited_claim(struct mc_visited *v, uint64_t fp, uint32_t *stored,
-			       size_t *slot);
+enum mc_visit mc_visited_claim(struct mc_visited *v, struct mc_visited_quota *q, uint64_t fp,
+			       uint32_t *stored, size_t *slot);
 void mc_visited_publish(struct mc_visited *v, size_t slot, uint32_t number);
-/* Whether the set is too full for another claim. */
+/* Whether the set is too full for another thread's quota. */
 bool mc_visited_full(const struct mc_visited *v);
-/* Double the set (no claim may run meanwhile); -1 out of memory. */
-int mc_visited_grow(struct mc_visited *v);
+/*
+ * Double the set (no claim may run meanwhile, and every claim is published)
+ * on @threads threads (this one and up to MC_VISITED_MAX_THREADS - 1 it
+ * starts; where one cannot start, this one does its share): the caller's
+ * other workers are waiting meanwhile, so their cores are free. -1 out of
+ * memory.
+ */
+#define MC_VISITED_MAX_THREADS 8
+int mc_visited_grow(struct mc_visited *v, unsigned threads);
 
 /*
  * Bitstate hashing (SPIN's supertrace): 2^log2 bits and no fingerprints; a
