@@ -546,25 +546,45 @@ static void print_table(FILE *out, const struct plan *pl, const struct est_resul
 	print_summary(out, r);
 }
 
-/* The full-scan points, and the last: the series a CSV or JSON gives. */
-static bool scan_point(const struct est_result *r, size_t i)
+/* ",cost_TERM_ns" for every term of the cost model: a CSV header's columns. */
+static void csv_cost_header(FILE *out)
 {
-	return i == 0 || i == r->n - 1 || r->series[i].full_scans != r->series[i - 1].full_scans;
+	for (int t = 0; t < SIM_TERM_COUNT; t++)
+		fprintf(out, ",cost_%s_ns", sim_cost_term_info(t)->name);
 }
 
+/* @ns, SIM_TERM_COUNT of them (NULL: none known, empty cells), as CSV cells. */
+static void csv_costs(FILE *out, const uint64_t *ns)
+{
+	for (int t = 0; t < SIM_TERM_COUNT; t++)
+		if (ns)
+			fprintf(out, ",%llu", (unsigned long long)ns[t]);
+		else
+			fputc(',', out);
+}
+
+/*
+ * A row at each scan point (est_scan_point), with ksmd's CPU so far by term
+ * of the cost model, as ksmkit sim --csv has them.
+ */
 static void print_csv(FILE *out, const struct est_result *r)
 {
 	fprintf(out, "time_s,full_scans,pages_shared,pages_sharing,ksm_zero_pages,saved_pages,"
-		     "general_profit,ksmd_cpu_s\n");
-	for (size_t i = 0; i < r->n; i++) {
+		     "general_profit,ksmd_cpu_s");
+	csv_cost_header(out);
+	fputc('\n', out);
+	for (size_t i = 0, k = 0; i < r->n; i++) {
 		const struct est_point *p = &r->series[i];
 
-		if (scan_point(r, i))
-			fprintf(out, "%.6f,%llu,%lld,%lld,%lld,%lld,%lld,%.6f\n", sec(p->time_ns),
-				(unsigned long long)p->full_scans, (long long)p->pages_shared,
-				(long long)p->pages_sharing, (long long)p->ksm_zero_pages,
-				(long long)est_saved(p), (long long)p->general_profit,
-				sec(p->ksmd_cpu_ns));
+		if (!est_scan_point(r, i))
+			continue;
+		fprintf(out, "%.6f,%llu,%lld,%lld,%lld,%lld,%lld,%.6f", sec(p->time_ns),
+			(unsigned long long)p->full_scans, (long long)p->pages_shared,
+			(long long)p->pages_sharing, (long long)p->ksm_zero_pages,
+			(long long)est_saved(p), (long long)p->general_profit,
+			sec(p->ksmd_cpu_ns));
+		csv_costs(out, est_scan_costs(r, k++));
+		fputc('\n', out);
 	}
 }
 
@@ -602,12 +622,15 @@ static void json_figures(FILE *out, const struct est_result *r)
 		(unsigned long long)r->last.full_scans);
 }
 
-/* ksmd's CPU over the run by term of the cost model, ns (one estimate's JSON). */
-static void json_costs(FILE *out, const struct est_result *r)
+/* @lead, then "costs_ns": {TERM: ns, ...} of @ns (nothing when NULL). */
+static void json_cost_object(FILE *out, const char *lead, const uint64_t *ns)
 {
+	if (!ns)
+		return;
+	fprintf(out, "%s\"costs_ns\": {", lead);
 	for (int t = 0; t < SIM_TERM_COUNT; t++)
-		fprintf(out, "%s\"%s\": %llu", t ? ", " : ",\n \"costs_ns\": {",
-			sim_cost_term_info(t)->name, (unsigned long long)r->cost_ns[t]);
+		fprintf(out, "%s\"%s\": %llu", t ? ", " : "", sim_cost_term_info(t)->name,
+			(unsigned long long)ns[t]);
 	fprintf(out, "}");
 }
 
@@ -620,20 +643,22 @@ static void print_json(FILE *out, const struct plan *pl, const struct est_result
 	json_knobs(out, &pl->opt.knobs);
 	fprintf(out, ",\n ");
 	json_figures(out, r);
-	json_costs(out, r);
+	json_cost_object(out, ",\n ", r->cost_ns);
 	fprintf(out, ",\n \"series\": [");
 	for (size_t i = 0, k = 0; i < r->n; i++) {
 		const struct est_point *p = &r->series[i];
 
-		if (!scan_point(r, i))
+		if (!est_scan_point(r, i))
 			continue;
 		fprintf(out, "%s\n  {\"time_s\": %.6f, \"full_scans\": %llu, \"pages_shared\": %lld, "
 			     "\"pages_sharing\": %lld, \"ksm_zero_pages\": %lld, "
-			     "\"general_profit\": %lld, \"ksmd_cpu_s\": %.6f}",
-			k++ ? "," : "", sec(p->time_ns), (unsigned long long)p->full_scans,
+			     "\"general_profit\": %lld, \"ksmd_cpu_s\": %.6f",
+			k ? "," : "", sec(p->time_ns), (unsigned long long)p->full_scans,
 			(long long)p->pages_shared, (long long)p->pages_sharing,
 			(long long)p->ksm_zero_pages, (long long)p->general_profit,
 			sec(p->ksmd_cpu_ns));
+		json_cost_object(out, ", ", est_scan_costs(r, k++));
+		fprintf(out, "}");
 	}
 	fprintf(out, "\n ]}\n");
 }
@@ -718,7 +743,9 @@ static void print_sweep_csv(FILE *out, const struct plan *pl, const struct est_k
 {
 	sweep_header(out, pl, ",");
 	fprintf(out, ",saved_pages,pages_shared,pages_sharing,ksm_zero_pages,general_profit,"
-		     "t90_s,cpu_steady,cpu_mean,settled,recommended\n");
+		     "t90_s,cpu_steady,cpu_mean,settled,recommended");
+	csv_cost_header(out);
+	fputc('\n', out);
 	for (size_t i = 0; i < n; i++) {
 		sweep_knobs(out, pl, &knobs[i], 0, ",");
 		fprintf(out, ",%lld,%lld,%lld,%lld,%lld,", (long long)est_saved(&r[i].last),
@@ -726,8 +753,10 @@ static void print_sweep_csv(FILE *out, const struct plan *pl, const struct est_k
 			(long long)r[i].last.ksm_zero_pages, (long long)r[i].last.general_profit);
 		if (r[i].t90_ns >= 0)
 			fprintf(out, "%.6f", sec((uint64_t)r[i].t90_ns));
-		fprintf(out, ",%.6f,%.6f,%d,%d\n", r[i].cpu_steady, r[i].cpu_mean, r[i].settled,
+		fprintf(out, ",%.6f,%.6f,%d,%d", r[i].cpu_steady, r[i].cpu_mean, r[i].settled,
 			(long)i == best);
+		csv_costs(out, r[i].cost_ns);
+		fputc('\n', out);
 	}
 }
 
@@ -740,6 +769,7 @@ static void print_sweep_json(FILE *out, const struct plan *pl, const struct est_
 		json_knobs(out, &knobs[i]);
 		fprintf(out, ", ");
 		json_figures(out, &r[i]);
+		json_cost_object(out, ", ", r[i].cost_ns);
 		fprintf(out, "}");
 	}
 	fprintf(out, "\n ]");
@@ -772,7 +802,7 @@ static int chart_over_time(const char *path, const struct est_result *r, char *e
 	for (size_t i = 0; i < r->n; i++) {
 		const struct est_point *p = &r->series[i];
 
-		if (!scan_point(r, i))
+		if (!est_scan_point(r, i))
 			continue;
 		if (plot_add_point(c, saved, sec(p->time_ns), mib(est_saved(p)), err, len) != 0 ||
 		    plot_add_point(c, profit, sec(p->time_ns), (double)p->general_profit / 1048576.0,

@@ -229,6 +229,17 @@ static struct est_point point_of(const struct trace_row *row)
 	};
 }
 
+bool est_scan_point(const struct est_result *r, size_t i)
+{
+	return i == 0 || i == r->n - 1 || r->series[i].full_scans != r->series[i - 1].full_scans;
+}
+
+const uint64_t *est_scan_costs(const struct est_result *r, size_t k)
+{
+	return r->scan_cost_ns && k < r->nscan_points ? &r->scan_cost_ns[k * SIM_TERM_COUNT]
+						      : NULL;
+}
+
 /* The batch rows, after a point at time 0; a full-scan row repeats its batch's. */
 static int series_of(const struct trace *t, struct est_result *r)
 {
@@ -239,6 +250,31 @@ static int series_of(const struct trace *t, struct est_result *r)
 	for (size_t i = 0; i < t->nrows; i++)
 		if (t->row[i].kind == TRACE_ROW_BATCH)
 			r->series[r->n++] = point_of(&t->row[i]);
+	return 0;
+}
+
+/*
+ * The cost terms at each scan point, from the same batch rows as the
+ * series (t->ncosts == SIM_TERM_COUNT: the caller checked). Only the scan
+ * points: a row a batch would multiply a long run's memory several times.
+ */
+static int scan_costs_of(const struct trace *t, struct est_result *r)
+{
+	size_t k, point = 0;
+
+	for (size_t i = 0; i < r->n; i++)
+		r->nscan_points += est_scan_point(r, i);
+	r->scan_cost_ns = calloc(r->nscan_points, SIM_TERM_COUNT * sizeof(*r->scan_cost_ns));
+	if (!r->scan_cost_ns)
+		return -1;
+	k = 1; /* point 0, the start, has charged nothing */
+	for (size_t i = 0; i < t->nrows; i++) {
+		if (t->row[i].kind != TRACE_ROW_BATCH)
+			continue;
+		if (est_scan_point(r, ++point))
+			memcpy(&r->scan_cost_ns[k++ * SIM_TERM_COUNT], t->row[i].cost,
+			       SIM_TERM_COUNT * sizeof(*r->scan_cost_ns));
+	}
 	return 0;
 }
 
@@ -293,12 +329,19 @@ int est_run(const struct est_options *opt, const struct est_capture *cap,
 		trace_free(t);
 		return -1;
 	}
-	if (series_of(t, out) != 0) {
+	if (t->ncosts != SIM_TERM_COUNT) {
+		snprintf(err, errlen, "the simulator's trace has %u cost terms, not %d",
+			 (unsigned)t->ncosts, SIM_TERM_COUNT);
 		trace_free(t);
+		return -1;
+	}
+	if (series_of(t, out) != 0 || scan_costs_of(t, out) != 0) {
+		trace_free(t);
+		est_result_free(out);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (t->nrows && t->ncosts == SIM_TERM_COUNT)
+	if (t->nrows)
 		memcpy(out->cost_ns, t->row[t->nrows - 1].cost, sizeof(out->cost_ns));
 	trace_free(t);
 	out->streams = cap->streams;
@@ -319,6 +362,8 @@ int est_run(const struct est_options *opt, const struct est_capture *cap,
 void est_result_free(struct est_result *r)
 {
 	free(r->series);
+	free(r->scan_cost_ns);
 	r->series = NULL;
-	r->n = 0;
+	r->scan_cost_ns = NULL;
+	r->n = r->nscan_points = 0;
 }

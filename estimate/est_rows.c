@@ -21,8 +21,9 @@
 #include <string.h>
 
 #define ROW_MAGIC "ksmkit-estimate-row"
-#define ROW_VERSION "1"
+#define ROW_VERSION "2" /* 2: the cost terms (cost.TERM) */
 #define KNOB_PREFIX "knob."
+#define COST_PREFIX "cost."
 #define LINE_MAX_LEN 4096
 
 /* ---- the fields of a row ---------------------------------------------------------- */
@@ -37,7 +38,10 @@ struct field {
 
 #define FIELD(name, kind, member) { name, kind, offsetof(struct est_row, member) }
 
-/* In the order a row writes them; the knobs (knob.NAME) come last. */
+/*
+ * In the order a row writes them; then the knobs (knob.NAME), then ksmd's
+ * CPU over the run by term of the cost model (cost.TERM, ns).
+ */
 static const struct field fields[] = {
 	FIELD("point", F_U64, point),
 	FIELD("points", F_U64, points),
@@ -64,6 +68,7 @@ static const struct field fields[] = {
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+#define NKEYS (NFIELDS + WL_KNOB_COUNT + SIM_TERM_COUNT)
 
 static void *at(struct est_row *row, const struct field *f)
 {
@@ -109,6 +114,8 @@ void est_row_of(struct est_row *row, size_t point, size_t points, const struct e
 	row->result = *r;
 	row->result.series = NULL; /* the figures only */
 	row->result.n = 0;
+	row->result.scan_cost_ns = NULL;
+	row->result.nscan_points = 0;
 }
 
 static void write_field(FILE *out, const struct est_row *row, const struct field *f)
@@ -137,6 +144,9 @@ int est_row_write(FILE *out, const struct est_row *row)
 		fprintf(out, " " KNOB_PREFIX "%s=%s", wl_knob_info((enum wl_knob)k)->name,
 			wl_knob_format((enum wl_knob)k, row->knobs.value[k], buf, sizeof(buf)));
 	}
+	for (int t = 0; t < SIM_TERM_COUNT; t++)
+		fprintf(out, " " COST_PREFIX "%s=%" PRIu64, sim_cost_term_info(t)->name,
+			row->result.cost_ns[t]);
 	fputc('\n', out);
 	return ferror(out) ? -1 : 0;
 }
@@ -205,10 +215,19 @@ static bool parse_value(struct est_row *row, const struct field *f, const char *
 	return false;
 }
 
-/* Which of the row's NFIELDS + WL_KNOB_COUNT keys @key is, or -1. */
+/* The cost term called @name, or -1. */
+static int term_lookup(const char *name)
+{
+	for (int t = 0; t < SIM_TERM_COUNT; t++)
+		if (strcmp(name, sim_cost_term_info(t)->name) == 0)
+			return t;
+	return -1;
+}
+
+/* Which of the row's NKEYS keys @key is (fields, knobs, cost terms), or -1. */
 static int key_index(const char *key)
 {
-	int knob;
+	int knob, term;
 
 	for (size_t i = 0; i < NFIELDS; i++)
 		if (strcmp(key, fields[i].name) == 0)
@@ -216,6 +235,9 @@ static int key_index(const char *key)
 	if (strncmp(key, KNOB_PREFIX, strlen(KNOB_PREFIX)) == 0 &&
 	    (knob = wl_knob_lookup(key + strlen(KNOB_PREFIX))) >= 0)
 		return (int)NFIELDS + knob;
+	if (strncmp(key, COST_PREFIX, strlen(COST_PREFIX)) == 0 &&
+	    (term = term_lookup(key + strlen(COST_PREFIX))) >= 0)
+		return (int)(NFIELDS + WL_KNOB_COUNT) + term;
 	return -1;
 }
 
@@ -233,6 +255,11 @@ static int parse_pair(char *word, struct est_row *row, bool *seen, char *err, si
 	if (seen[i])
 		return fail(err, errlen, "%s is given twice", word);
 	seen[i] = true;
+	if (i >= (int)(NFIELDS + WL_KNOB_COUNT)) {
+		if (!parse_u64(eq + 1, &row->result.cost_ns[i - (int)(NFIELDS + WL_KNOB_COUNT)]))
+			return fail(err, errlen, "%s=%s: not a count of ns", word, eq + 1);
+		return 0;
+	}
 	if (i >= (int)NFIELDS) {
 		enum wl_knob k = (enum wl_knob)(i - (int)NFIELDS);
 
@@ -248,11 +275,17 @@ static int parse_pair(char *word, struct est_row *row, bool *seen, char *err, si
 /* Each key once: the first left out, named. */
 static int all_given(const bool *seen, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < NFIELDS + WL_KNOB_COUNT; i++)
-		if (!seen[i])
-			return fail(err, errlen, "%s%s is missing", i < NFIELDS ? "" : KNOB_PREFIX,
-				    i < NFIELDS ? fields[i].name
-					        : wl_knob_info((enum wl_knob)(i - NFIELDS))->name);
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (seen[i])
+			continue;
+		if (i < NFIELDS)
+			return fail(err, errlen, "%s is missing", fields[i].name);
+		if (i < NFIELDS + WL_KNOB_COUNT)
+			return fail(err, errlen, KNOB_PREFIX "%s is missing",
+				    wl_knob_info((enum wl_knob)(i - NFIELDS))->name);
+		return fail(err, errlen, COST_PREFIX "%s is missing",
+			    sim_cost_term_info((enum sim_cost_term)(i - NFIELDS - WL_KNOB_COUNT))->name);
+	}
 	return 0;
 }
 
@@ -269,7 +302,7 @@ static int printable(const char *line, char *err, size_t errlen)
 
 int est_row_parse(const char *line, struct est_row *row, char *err, size_t errlen)
 {
-	bool seen[NFIELDS + WL_KNOB_COUNT] = { false };
+	bool seen[NKEYS] = { false };
 	char *copy, *save = NULL, *word;
 	int rc = 0;
 

@@ -113,7 +113,24 @@ struct est_result {
 				    * scan, after the last snapshot */
 	uint64_t cost_ns[SIM_TERM_COUNT]; /* ksmd's CPU over the run, by term of the
 					   * cost model (SIM_COST_TERMS) */
+	uint64_t *scan_cost_ns;    /* the same so far at each scan point
+				    * (est_scan_point), SIM_TERM_COUNT a point, in
+				    * series order: est_scan_costs() finds them */
+	size_t nscan_points;
 };
+
+/*
+ * Whether series point @i is one an output gives a row to: the start, each
+ * point where full_scans moved, and the last.
+ */
+bool est_scan_point(const struct est_result *r, size_t i);
+
+/*
+ * The cost-model terms at the @k-th scan point (0 the start, all zero), ns
+ * so far; NULL when @r has none (a sweep's row read back keeps only the
+ * totals, cost_ns).
+ */
+const uint64_t *est_scan_costs(const struct est_result *r, size_t k);
 
 /*
  * How long to simulate when not told: past the last snapshot by four full

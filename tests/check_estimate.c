@@ -315,6 +315,23 @@ START_TEST(equal_pages_share_and_the_snapshot_lands_on_time)
 		ck_assert_uint_gt(r.cost_ns[SIM_TERM_zero_merge], 0);
 		ck_assert_uint_gt(r.cost_ns[SIM_TERM_visit], 0);
 	}
+	{ /* the terms at each scan point: from nothing, never down, to the totals */
+		size_t points = 0;
+
+		for (size_t i = 0; i < r.n; i++)
+			points += est_scan_point(&r, i);
+		ck_assert_uint_eq(r.nscan_points, points);
+		ck_assert_uint_ge(points, 3);
+		ck_assert_ptr_null(est_scan_costs(&r, points));
+		for (int t = 0; t < SIM_TERM_COUNT; t++) {
+			ck_assert_uint_eq(est_scan_costs(&r, 0)[t], 0);
+			for (size_t k = 1; k < points; k++)
+				ck_assert_uint_ge(est_scan_costs(&r, k)[t],
+						  est_scan_costs(&r, k - 1)[t]);
+			ck_assert_uint_eq(est_scan_costs(&r, points - 1)[t], r.cost_ns[t]);
+		}
+		ck_assert_uint_gt(est_scan_costs(&r, 1)[SIM_TERM_visit], 0);
+	}
 	est_result_free(&r);
 	unlink(path);
 }
@@ -438,6 +455,8 @@ static void sample_row(struct est_row *row, size_t point, struct est_axis *axes,
 	struct est_options at;
 	char err[256];
 
+	for (int t = 0; t < SIM_TERM_COUNT; t++)
+		r.cost_ns[t] = 1000003ull * (uint64_t)t + 7;
 	r.last = (struct est_point){ .time_ns = 10013757391ull, .ksmd_cpu_ns = 25107391,
 				     .full_scans = 27, .pages_shared = 524, .pages_sharing = 1004,
 				     .ksm_zero_pages = 0, .general_profit = -4013696 };
@@ -495,6 +514,8 @@ START_TEST(a_row_reads_back_to_the_same_bits)
 	ck_assert(back.result.cpu_steady == 0.1 + 0.2);
 	ck_assert(back.result.settled);
 	ck_assert_uint_eq(back.result.last_snapshot_ns, 6000081106ull);
+	ck_assert_mem_eq(back.result.cost_ns, row.result.cost_ns, sizeof(row.result.cost_ns));
+	ck_assert_ptr_null(back.result.scan_cost_ns);
 	ck_assert_msg(est_row_check(&back, &opt, axes, 2, &cap, err, sizeof(err)) == 0, "%s", err);
 }
 END_TEST
@@ -520,7 +541,7 @@ START_TEST(a_malformed_row_is_refused)
 	row_line(&row, line, sizeof(line));
 	refused("garbage", "not a row of ksmkit estimate --point");
 	refused("ksmkit-estimate-row 1 point=\033[31m", "byte 0x1b at column 29: not a row");
-	refused("ksmkit-estimate-row 2 point=0", "a row of format 2, not 1");
+	refused("ksmkit-estimate-row 1 point=0", "a row of format 1, not 2");
 	snprintf(bad, sizeof(bad), "%s frobs=1", line);
 	refused(bad, "no field is called 'frobs'");
 	snprintf(bad, sizeof(bad), "%s point=1", line);
@@ -538,6 +559,14 @@ START_TEST(a_malformed_row_is_refused)
 	snprintf(bad, sizeof(bad), "%s", line);
 	memcpy(strstr(bad, "knob.use_zero_pages=0"), "knob.use_zero_pages=7", 21);
 	refused(bad, "knob.use_zero_pages=7");
+	snprintf(bad, sizeof(bad), "%s", line);
+	memcpy(strstr(bad, " cost.visit=") + 12, "x", 1);
+	refused(bad, "not a count of ns");
+	snprintf(bad, sizeof(bad), "%s", line);
+	*strstr(bad, " cost.checksum=") = '\0'; /* the terms from checksum on cut off */
+	refused(bad, "cost.checksum is missing");
+	snprintf(bad, sizeof(bad), "%s cost.frob=1", line);
+	refused(bad, "no field is called 'cost.frob'");
 }
 END_TEST
 
@@ -630,6 +659,8 @@ START_TEST(rows_are_read_once_each_with_comments_between)
 	ck_assert_uint_eq(line_of[3], 3);
 	ck_assert_uint_eq(line_of[1], 5);
 	ck_assert(out[1].cpu_steady == 0.1 + 0.2);
+	ck_assert_uint_eq(out[1].cost_ns[SIM_TERM_COUNT - 1],
+			  1000003ull * (SIM_TERM_COUNT - 1) + 7);
 	ck_assert_ptr_null(out[1].series);
 	/* point 2 again, at the end */
 	sample_row(&row, 2, axes, &opt);
@@ -637,7 +668,7 @@ START_TEST(rows_are_read_once_each_with_comments_between)
 	ck_assert_int_eq(read_rows(text, out, line_of, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "rows:6: a second row for point 2 (the first is line 4)");
 	text[len] = '\0';
-	snprintf(text + len, sizeof(text) - len, "ksmkit-estimate-row 1 point=\n");
+	snprintf(text + len, sizeof(text) - len, "ksmkit-estimate-row 2 point=\n");
 	ck_assert_int_eq(read_rows(text, out, line_of, err, sizeof(err)), -1);
 	ck_assert_msg(strncmp(err, "rows:6: point=: ", 16) == 0, "%s", err);
 }
