@@ -1272,12 +1272,44 @@ static uint64_t last_step_scan(const struct workload *wl)
 #define PREDICT_BUSY_SETTLE 3u
 
 /*
+ * The window a busy kernel trace is measured over: from its first row
+ * PREDICT_BUSY_SETTLE scans after the row whose steps were the last (@last;
+ * 0: no steps, any row from scan 1 on) to its last row. Whether there is
+ * such a row: a tiny host can run past the whole tail before the runner
+ * sees its first scan, leaving only rows that still hold the steps.
+ */
+static bool busy_window(const struct trace *t, uint64_t last, uint64_t *from, uint64_t *to)
+{
+	uint64_t settled = 0;
+
+	*from = *to = 0;
+	for (size_t i = 0; i < t->nrows; i++) {
+		const struct trace_row *r = &t->row[i];
+
+		if (r->kind != TRACE_ROW_SCAN)
+			continue;
+		if (last && r->scan >= last && !settled)
+			settled = r->scan + PREDICT_BUSY_SETTLE;
+		if (r->scan >= 1 && r->scan >= settled && (!*from || r->scan < *from))
+			*from = r->scan;
+		if (r->scan > *to)
+			*to = r->scan;
+	}
+	if (*from == *to)
+		*from = 0;
+	return *from != 0;
+}
+
+/*
  * The busy variant on both engines over the same scans. With no sleep, ksmd
  * finishes tens or hundreds of full scans before the runner reads the
  * counters again, so the kernel's trace has a row at scan 0 and a few far
  * apart; the simulator then runs as many scans as the kernel's last row
  * says, and both are measured from the kernel's first row after the steps
- * settled (or scan 0, when there is no other) to that last one.
+ * settled (or scan 0, when there is no other) to that last one. When the
+ * kernel's first row after the steps came past the whole tail, the kernel
+ * runs once more, to three times that row's scan, so that rows after it
+ * give a window without the steps.
  */
 static int predict_busy_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
 			    double *y, char *err, size_t errlen)
@@ -1286,7 +1318,7 @@ static int predict_busy_run(const struct sweep_def *d, size_t point, const struc
 	struct trace *st = NULL;
 	struct kb_result res;
 	struct speeds kv, sv;
-	uint64_t from = 0, to = 0, last, settled = 0;
+	uint64_t from, to, last;
 	int k, rc = -1;
 
 	if (load(d, point, PREDICT_KERNEL_BUSY_WALL, env, &wl, err, errlen) != 0)
@@ -1296,25 +1328,18 @@ static int predict_busy_run(const struct sweep_def *d, size_t point, const struc
 		wl->stop_scans = (last > wl->stop_scans ? last : wl->stop_scans) + PREDICT_BUSY_TAIL;
 	else
 		last = 0;
-	k = kernel_result(wl, env, KB_MEASURE_NONE, &res, err, errlen);
-	if (k != 0) {
-		rc = k > 0 ? 0 : -1; /* skipped: the series stay unmeasured */
-		goto out;
+	for (int attempt = 0;; attempt++) {
+		k = kernel_result(wl, env, KB_MEASURE_NONE, &res, err, errlen);
+		if (k != 0) {
+			rc = k > 0 ? 0 : -1; /* skipped: the series stay unmeasured */
+			goto out;
+		}
+		if (busy_window(res.trace, last, &from, &to) || !last || attempt ||
+		    wl->stop != WL_STOP_SCANS)
+			break;
+		kb_result_free(&res);
+		wl->stop_scans = 3 * (to > wl->stop_scans ? to : wl->stop_scans);
 	}
-	for (size_t i = 0; i < res.trace->nrows; i++) {
-		const struct trace_row *r = &res.trace->row[i];
-
-		if (r->kind != TRACE_ROW_SCAN)
-			continue;
-		if (last && r->scan >= last && !settled)
-			settled = r->scan + PREDICT_BUSY_SETTLE;
-		if (r->scan >= 1 && r->scan >= settled && (!from || r->scan < from))
-			from = r->scan;
-		if (r->scan > to)
-			to = r->scan;
-	}
-	if (from == to)
-		from = 0;
 	kv = window_speeds(res.trace, from, to);
 	kb_result_free(&res);
 	if (wl->stop == WL_STOP_SCANS && to > wl->stop_scans)
