@@ -531,6 +531,14 @@ static void build_zero(struct text *t, uint64_t pages)
 		    scan, scan);
 }
 
+/* empty pages with use_zero_pages = 1 left alone: merged into the zero page
+ * at scan 2, then every scan walks past their zero-page PTEs (zero_pte) */
+static void build_zero_at_rest(struct text *t, uint64_t pages)
+{
+	global(t, 6, "use_zero_pages = 1\n");
+	same_region(t, "a", "main", pages, 0);
+}
+
 struct calib_workload {
 	const char *name;
 	void (*build)(struct text *t, uint64_t pages);
@@ -557,6 +565,7 @@ static const struct calib_workload workloads[] = {
 	{ "discarded", build_discarded, 2, false, 0 },
 	{ "exec-churn", build_exec_churn, 2, false, 0 },
 	{ "zero", build_zero, 2, false, 0 },
+	{ "zero-at-rest", build_zero_at_rest, 2, true, 0 },
 };
 
 #define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))

@@ -96,6 +96,8 @@ struct sim;
 	  "a mapping the cursor passes through, mergeable or not")                          \
 	X(absent_page, absent_page_ns, absent_pages, SIM_COST_FIT,                           \
 	  "an address in a mergeable mapping with no page to visit")                        \
+	X(zero_pte, zero_pte_ns, zero_ptes, SIM_COST_FIT,                                    \
+	  "a PTE that maps the zero page (use_zero_pages): walked past, no visit")          \
 	X(rmap_alloc, rmap_alloc_ns, rmap_allocs, SIM_COST_FIT, "allocate an rmap_item")       \
 	X(rmap_free, rmap_free_ns, rmap_frees, SIM_COST_FIT,                                 \
 	  "free an rmap_item, out of its tree (unmap, unmerge, exit)")                      \

@@ -412,11 +412,20 @@ static void charge_vma_boundary(struct sim *s, const struct sim_area *a, uint64_
 	}
 }
 
-/* An address of a mergeable mapping where the walk finds no page to visit. */
-static void charge_absent(struct sim *s)
+/*
+ * An address of a mergeable mapping where the walk finds no page to visit:
+ * nothing there, or a PTE of the zero page that use_zero_pages mapped,
+ * which the kernel's walk reads and passes (not an anonymous folio).
+ */
+static void charge_no_visit(struct sim *s, uint32_t slot)
 {
-	s->work.absent_pages++;
-	sim_charge(s, s->cfg.costs.absent_page_ns);
+	if (s->page[slot].pte & PTE_KSM_ZERO) {
+		s->work.zero_ptes++;
+		sim_charge(s, s->cfg.costs.zero_pte_ns);
+	} else {
+		s->work.absent_pages++;
+		sim_charge(s, s->cfg.costs.absent_page_ns);
+	}
 }
 
 /*
@@ -446,7 +455,7 @@ static bool walk_mm(struct sim *s, uint32_t mm, uint32_t *out)
 			if (!a->anon_vma)
 				continue; /* never faulted: the kernel skips the whole VMA */
 			if (!page_is_eligible(s, slot)) {
-				charge_absent(s);
+				charge_no_visit(s, slot);
 				continue;
 			}
 			prefetch_visits(s, a, p);

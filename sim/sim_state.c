@@ -37,7 +37,9 @@ void sim_config_default(struct sim_config *cfg)
 	 * over 16 (calib.c). busy_batch_ns and busy_mm_slot_ns came later: the
 	 * medians of three calibrations on 2026-12-02 at 10:30-10:35 UTC (0,
 	 * 238 +- 797 and 0; 3444, 4021 and 3823), the machine then slower than
-	 * in the morning (visit_ns 333-341, mm_slot_ns 12200-17900) */
+	 * in the morning (visit_ns 333-341, mm_slot_ns 12200-17900).
+	 * zero_pte_ns came on 2026-12-03: the median of three calibrations
+	 * at 08:41-08:45 UTC (27.9 +- 1.4, 26.1 and 29.0) */
 	cfg->costs = (struct sim_costs){
 		.hz = 250,
 		.visit_ns = 230,
@@ -61,6 +63,7 @@ void sim_config_default(struct sim_config *cfg)
 		.busy_mm_slot_ns = 3800,
 		.vma_ns = 640,
 		.absent_page_ns = 0,
+		.zero_pte_ns = 28,
 		.rmap_alloc_ns = 190,
 		.rmap_free_ns = 0,
 		.prune_ns = 0,

@@ -489,6 +489,45 @@ END_TEST
  * mm_slots, three mappings, one scan start; the discarded addresses are
  * absent from scan 2 on, and their rmap_items are freed at scan 2's pass.
  */
+/*
+ * With use_zero_pages, 6 empty pages are merged into the zero page at scan
+ * 2 (scan 1 takes their checksums); from then on the walk passes their
+ * zero-page PTEs without a visit, each a zero_pte, not an absent_page.
+ */
+START_TEST(a_zero_page_pte_costs_zero_pte_ns)
+{
+	const char *text = "[global]\nscans = 5\nsmart_scan = 0\npages_to_scan = 1000\n"
+			   "use_zero_pages = 1\n"
+			   "[region a]\npages = 6\nfill = same\nvalue = 0\n";
+	struct sim_run_options opt = { 0 };
+	struct sim_config cfg;
+	struct sim_costs ones;
+	struct workload *wl;
+	struct wl_error werr;
+	struct trace *t = NULL;
+	const struct trace_row *last;
+	char err[256];
+
+	sim_config_default(&cfg);
+	ones = cfg.costs;
+	for (int i = 0; i < SIM_TERM_COUNT; i++)
+		sim_cost_set(&ones, i, 1);
+	opt.costs = &ones;
+	ck_assert_int_eq(wl_parse_buffer(text, strlen(text), "z.wl", &wl, &werr), 0);
+	ck_assert_msg(sim_run_workload(wl, &opt, &t, err, sizeof(err)) == 0, "%s", err);
+	last = &t->row[t->nrows - 1];
+	ck_assert_uint_eq(last->scan, 5);
+	ck_assert_uint_eq(last->counter[TRACE_KSM_ZERO_PAGES], 6);
+	ck_assert_uint_eq(last->cost[SIM_TERM_zero_merge], 6);
+	ck_assert_uint_eq(last->cost[SIM_TERM_zero_pte], 6 * 3);
+	ck_assert_uint_eq(last->cost[SIM_TERM_absent_page], 0);
+	ck_assert_uint_eq(last->cost[SIM_TERM_visit], 6 * 2);
+	ck_assert_str_eq(t->cost_name[SIM_TERM_zero_pte], "zero_pte");
+	trace_free(t);
+	wl_free(wl);
+}
+END_TEST
+
 START_TEST(cost_terms_count_their_work_and_add_up)
 {
 	const char *text = "[global]\nscans = 4\nsmart_scan = 0\npages_to_scan = 1000\n"
@@ -557,6 +596,7 @@ int main(void)
 	tcase_add_test(tc, partial_merges_and_finds_zero_pages_as_the_kernel);
 	tcase_add_test(tc, a_sampled_visit_costs_its_words);
 	tcase_add_test(tc, cost_terms_count_their_work_and_add_up);
+	tcase_add_test(tc, a_zero_page_pte_costs_zero_pte_ns);
 	tcase_add_test(tc, cost_files_round_trip_and_reject_nonsense);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
