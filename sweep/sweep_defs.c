@@ -1334,9 +1334,8 @@ static int predict_busy_run(const struct sweep_def *d, size_t point, const struc
 			rc = k > 0 ? 0 : -1; /* skipped: the series stay unmeasured */
 			goto out;
 		}
-		if (busy_window(res.trace, last, &from, &to) || !last || attempt ||
-		    wl->stop != WL_STOP_SCANS)
-			break;
+		if (busy_window(res.trace, last, &from, &to) || !last || attempt)
+			break; /* last != 0: the workload stops by scans */
 		kb_result_free(&res);
 		wl->stop_scans = 3 * (to > wl->stop_scans ? to : wl->stop_scans);
 	}

@@ -481,14 +481,28 @@ START_TEST(cost_files_round_trip_and_reject_nonsense)
 }
 END_TEST
 
-/*
- * The cost terms: with every cost 1 ns, each cost_TERM_ns column of the
- * trace counts that term's work, and in every row the columns add up to
- * ksmd's CPU time. Two processes (three mappings, the second process's a
- * mapping of 10 pages of which 6 are discarded after scan 1): per scan two
- * mm_slots, three mappings, one scan start; the discarded addresses are
- * absent from scan 2 on, and their rmap_items are freed at scan 2's pass.
- */
+/* The trace of workload @text run with every cost term at 1 ns: each cost column counts its work. */
+static struct trace *trace_at_unit_costs(const char *text)
+{
+	struct sim_run_options opt = { 0 };
+	struct sim_config cfg;
+	struct sim_costs ones;
+	struct workload *wl;
+	struct wl_error werr;
+	struct trace *t = NULL;
+	char err[256];
+
+	sim_config_default(&cfg);
+	ones = cfg.costs;
+	for (int i = 0; i < SIM_TERM_COUNT; i++)
+		sim_cost_set(&ones, i, 1);
+	opt.costs = &ones;
+	ck_assert_int_eq(wl_parse_buffer(text, strlen(text), "t.wl", &wl, &werr), 0);
+	ck_assert_msg(sim_run_workload(wl, &opt, &t, err, sizeof(err)) == 0, "%s", err);
+	wl_free(wl);
+	return t;
+}
+
 /*
  * With use_zero_pages, 6 empty pages are merged into the zero page at scan
  * 2 (scan 1 takes their checksums); from then on the walk passes their
@@ -499,23 +513,9 @@ START_TEST(a_zero_page_pte_costs_zero_pte_ns)
 	const char *text = "[global]\nscans = 5\nsmart_scan = 0\npages_to_scan = 1000\n"
 			   "use_zero_pages = 1\n"
 			   "[region a]\npages = 6\nfill = same\nvalue = 0\n";
-	struct sim_run_options opt = { 0 };
-	struct sim_config cfg;
-	struct sim_costs ones;
-	struct workload *wl;
-	struct wl_error werr;
-	struct trace *t = NULL;
-	const struct trace_row *last;
-	char err[256];
+	struct trace *t = trace_at_unit_costs(text);
+	const struct trace_row *last = &t->row[t->nrows - 1];
 
-	sim_config_default(&cfg);
-	ones = cfg.costs;
-	for (int i = 0; i < SIM_TERM_COUNT; i++)
-		sim_cost_set(&ones, i, 1);
-	opt.costs = &ones;
-	ck_assert_int_eq(wl_parse_buffer(text, strlen(text), "z.wl", &wl, &werr), 0);
-	ck_assert_msg(sim_run_workload(wl, &opt, &t, err, sizeof(err)) == 0, "%s", err);
-	last = &t->row[t->nrows - 1];
 	ck_assert_uint_eq(last->scan, 5);
 	ck_assert_uint_eq(last->counter[TRACE_KSM_ZERO_PAGES], 6);
 	ck_assert_uint_eq(last->cost[SIM_TERM_zero_merge], 6);
@@ -524,10 +524,17 @@ START_TEST(a_zero_page_pte_costs_zero_pte_ns)
 	ck_assert_uint_eq(last->cost[SIM_TERM_visit], 6 * 2);
 	ck_assert_str_eq(t->cost_name[SIM_TERM_zero_pte], "zero_pte");
 	trace_free(t);
-	wl_free(wl);
 }
 END_TEST
 
+/*
+ * The cost terms: with every cost 1 ns, each cost_TERM_ns column of the
+ * trace counts that term's work, and in every row the columns add up to
+ * ksmd's CPU time. Two processes (three mappings, the second process's a
+ * mapping of 10 pages of which 6 are discarded after scan 1): per scan two
+ * mm_slots, three mappings, one scan start; the discarded addresses are
+ * absent from scan 2 on, and their rmap_items are freed at scan 2's pass.
+ */
 START_TEST(cost_terms_count_their_work_and_add_up)
 {
 	const char *text = "[global]\nscans = 4\nsmart_scan = 0\npages_to_scan = 1000\n"
@@ -535,22 +542,9 @@ START_TEST(cost_terms_count_their_work_and_add_up)
 			   "[region b]\npages = 4\nfill = unique\n"
 			   "[region c]\nprocess = other\npages = 10\nfill = same\nvalue = 3\n"
 			   "[event d]\nat = after-scan:1\naction = discard\nregion = c\npages = 0-5\n";
-	struct sim_run_options opt = { 0 };
-	struct sim_config cfg;
-	struct sim_costs ones;
-	struct workload *wl;
-	struct wl_error werr;
-	struct trace *t = NULL;
+	struct trace *t = trace_at_unit_costs(text);
 	const struct trace_row *last;
-	char err[256];
 
-	sim_config_default(&cfg);
-	ones = cfg.costs;
-	for (int i = 0; i < SIM_TERM_COUNT; i++)
-		sim_cost_set(&ones, i, 1);
-	opt.costs = &ones;
-	ck_assert_int_eq(wl_parse_buffer(text, strlen(text), "t.wl", &wl, &werr), 0);
-	ck_assert_msg(sim_run_workload(wl, &opt, &t, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(t->ncosts, SIM_TERM_COUNT);
 	for (size_t r = 0; r < t->nrows; r++) {
 		uint64_t sum = 0;
@@ -571,7 +565,6 @@ START_TEST(cost_terms_count_their_work_and_add_up)
 	ck_assert_uint_eq(last->cost[SIM_TERM_visit], 22 + 3 * 16);
 	ck_assert_uint_eq(last->cost[SIM_TERM_batch], 4);
 	trace_free(t);
-	wl_free(wl);
 }
 END_TEST
 
