@@ -39,6 +39,7 @@ static const struct cli_opt sim_options[] = {
 	{ "output", 'o', true, 'o' },
 	{ "quiet", 'q', false, 'q' },
 	{ "costs", 0, true, 'C' },
+	{ "walk-every-insert", 0, false, 'W' },
 	{ NULL, 0, false, 0 },
 };
 
@@ -92,6 +93,7 @@ int cmd_sim(int argc, char **argv)
 		case 'b': opt.per_batch = true; break;
 		case 'o': output = value; break;
 		case 'q': quiet = true; break;
+		case 'W': opt.walk_every_insert = true; break;
 		case 'C':
 			sim_config_default(&defaults);
 			costs = defaults.costs;

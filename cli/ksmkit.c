@@ -22,7 +22,8 @@ static const char lint_usage[] =
 	"Exit status: 0 all files are valid, 2 a file is invalid or unreadable.\n";
 
 static const char sim_usage[] =
-	"usage: ksmkit sim FILE.wl [--csv|--json] [--per-batch] [-o FILE] [-q|--quiet]\n"
+	"usage: ksmkit sim FILE.wl [--csv|--json] [--per-batch] [--walk-every-insert]\n"
+	"                  [--costs FILE] [-o FILE] [-q|--quiet]\n"
 	"\n"
 	"Run a workload on the KSM simulator (the kernel's semantics as the workload's\n"
 	"[global] kernel says: 6.18 by default) and print its trace: one row per full\n"
@@ -36,6 +37,12 @@ static const char sim_usage[] =
 	"  --csv          the trace as CSV (readable back by ksmkit compare)\n"
 	"  --json         the trace as JSON\n"
 	"  --per-batch    also a row after every ksmd batch\n"
+	"  --walk-every-insert\n"
+	"                 walk the unstable tree at every insert; by default a full\n"
+	"                 scan that rebuilds the last scan's tree as it was (memory\n"
+	"                 at rest) charges each insert the walk it made then, in O(1)\n"
+	"                 a page: the same trace either way, only slower\n"
+	"  --costs FILE   the cost model's terms from FILE (ksmkit calibrate)\n"
 	"  -o FILE        write the trace to FILE instead of standard output (never\n"
 	"                 over the workload or the costs file)\n"
 	"  -q, --quiet    no progress line on stderr\n"
@@ -45,7 +52,7 @@ static const char sim_usage[] =
 	"detector = partial, plus stable nodes, written contents and trace rows)\n"
 	"and the run is refused, with\n"
 	"FILE:LINE of the size, scans, time or rate to change, when it needs more than\n"
-	"MemAvailable (or KSMKIT_MEM_AVAILABLE, e.g. 64g), maps more than 2^32 - 2\n"
+	"MemAvailable (or KSMKIT_MEM_AVAILABLE, e.g. 64g), maps more than 2^31 - 2\n"
 	"pages, or schedules more than 1e12 page writes.\n"
 	"On a terminal a progress line on stderr shows the scan or simulated time\n"
 	"against the workload's stop, page writes done and planned, and the time left.\n"

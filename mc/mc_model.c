@@ -78,6 +78,7 @@ struct sim *mc_initial_state(const struct mc_config *cfg, unsigned mutant,
 	sc.thp_dirty = (enum sim_thp_dirty)cfg->thp_dirty;
 	sc.smart_scan_policy = cfg->smart_scan_policy;
 	sc.nr_nodes = cfg->nr_nodes;
+	sc.walk_every_insert = true; /* the invariants read the tree mid-scan */
 	sc.mutant = mutant;
 	s = sim_new(&sc, err, errlen);
 	if (!s)

@@ -195,6 +195,11 @@ struct sim_config {
 	unsigned nr_nodes;      /* NUMA nodes, >= 1 */
 	struct sim_costs costs;
 	unsigned mutant;        /* a seeded bug, enum sim_mutant (sim_mutant.h); 0 = none */
+	/* walk the unstable tree at every insert, even where a scan repeats
+	 * the last one's tree and its walks are known (sim_memo.c): the same
+	 * results, only slower; the model checker walks, as its invariants
+	 * read the tree mid-scan */
+	bool walk_every_insert;
 };
 
 /* The default config: kernel 6.18, checksum detector, one node, default costs. */
@@ -208,6 +213,11 @@ struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen);
 void sim_free(struct sim *s);
 /* An independent copy that evolves identically. NULL when out of memory. */
 struct sim *sim_clone(const struct sim *s);
+/*
+ * How many unstable-tree inserts were charged from memory (a scan repeating
+ * the last one's tree, sim_config.walk_every_insert) rather than walked.
+ */
+uint64_t sim_memo_inserts(const struct sim *s);
 /* Equal states hash equal (contents are hashed by their bytes). */
 uint64_t sim_hash(const struct sim *s);
 bool sim_equal(const struct sim *a, const struct sim *b);

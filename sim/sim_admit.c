@@ -80,8 +80,9 @@
 #define WRITE_SCRATCH ((CONTENT_PAGE_SIZE + CONTENT_WORD_SIZE) * sizeof(struct sim_patch_byte))
 /* A [global] idle step of the driver when ksmd cannot run (sim_driver.c). */
 #define IDLE_STEP_NS UINT64_C(10000000)
-/* The pages the simulator holds in all: slot ids are 32 bits, and 0 is none. */
-#define MAX_PAGES ((uint64_t)UINT32_MAX - 1)
+/* The pages the simulator holds in all: slot ids are tree node ids (below
+ * RB_MAX_ID, sim_rbtree.h), and 0 is none. */
+#define MAX_PAGES ((uint64_t)RB_MAX_ID - 2)
 
 /* --- saturating arithmetic: an unbounded part stays unbounded ------------------ */
 
@@ -830,7 +831,7 @@ int sim_admit(const struct workload *wl, const struct sim_admit_options *opt, ui
 	if (big && (e->pages > MAX_PAGES ||
 		    add(add(e->pages, 2), mul(2, e->thp_pages)) > UINT32_MAX))
 		return refuse(err, errlen, "%s:%u: [region %s] %s: the simulator holds at most "
-			      "%" PRIu64 " pages (16 TiB) in all, every process's copy counted "
+			      "%" PRIu64 " pages (8 TiB) in all, every process's copy counted "
 			      "(a THP page as three); this workload maps %" PRIu64, wl->path,
 			      big->size_line, big->name, size_text(big, what, sizeof(what)),
 			      MAX_PAGES, e->pages);

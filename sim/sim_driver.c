@@ -887,6 +887,7 @@ int sim_run_workload(const struct workload *wl, const struct sim_run_options *op
 	cfg.nr_nodes = opt && opt->nr_nodes ? opt->nr_nodes : nodes_needed(wl);
 	if (opt && opt->costs)
 		cfg.costs = *opt->costs;
+	cfg.walk_every_insert = opt && opt->walk_every_insert;
 	if (alloc_run(&r, wl) != 0) {
 		fail(&r, "out of memory");
 		goto out;

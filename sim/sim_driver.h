@@ -61,6 +61,9 @@ struct sim_run_options {
 	 */
 	void (*scan_hook)(void *arg, uint64_t scan, const struct sim *s, const int *mm_of);
 	void *hook_arg;
+	/* walk the unstable tree at every insert (sim_config.walk_every_insert):
+	   the same run, only slower */
+	bool walk_every_insert;
 };
 
 /*

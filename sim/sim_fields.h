@@ -89,6 +89,10 @@ static inline uint64_t sim_frame_content_id(const struct sim *s, const struct si
 	F(stable_root, s->stable_root[i], s->cfg.nr_nodes, STATE, KEEP)                 \
 	F(unstable_root, s->unstable_root[i], s->cfg.nr_nodes, STATE, KEEP)             \
 	F(zero_checksum, s->zero_checksum, 1, CACHE, KEEP)                              \
+	F(memo_clean, s->memo.clean, 1, CACHE, KEEP)                                    \
+	F(memo_active, s->memo.active, 1, CACHE, KEEP)                                  \
+	F(memo_pending, s->memo.pending, 1, CACHE, KEEP)                                \
+	F(memo_inserts, s->memo.inserts, 1, CACHE, KEEP)                                \
 	F(now_ns, s->now_ns, 1, OBSERVED, KEEP)                                         \
 	F(ksmd_cpu_ns, s->ksmd_cpu_ns, 1, OBSERVED, KEEP)                               \
 	F(batch_cost_ns, s->batch_cost_ns, 1, OBSERVED, KEEP)                           \
@@ -151,10 +155,11 @@ _Static_assert(sizeof(struct sim_work) % 8 == 0, "struct sim_work is made of uin
 	F(skips, r->skips, SIM_PAGE_ITEM, STATE, KEEP)                                  \
 	F(seqnr, r->seqnr, SIM_PAGE_UNSTABLE, STATE, SEQNR)                             \
 	F(nid, r->nid, SIM_PAGE_UNSTABLE, STATE, KEEP)                                  \
-	F(rb_parent, r->rb.parent, SIM_PAGE_UNSTABLE, STATE, KEEP)                      \
+	F(walk, r->walk, SIM_PAGE_UNSTABLE, CACHE, KEEP)                                \
+	F(rb_parent, (uint32_t)r->rb.parent, SIM_PAGE_UNSTABLE, STATE, KEEP)            \
 	F(rb_left, r->rb.left, SIM_PAGE_UNSTABLE, STATE, KEEP)                          \
 	F(rb_right, r->rb.right, SIM_PAGE_UNSTABLE, STATE, KEEP)                        \
-	F(rb_black, r->rb.black, SIM_PAGE_UNSTABLE, STATE, KEEP)                        \
+	F(rb_black, (uint8_t)r->rb.black, SIM_PAGE_UNSTABLE, STATE, KEEP)               \
 	F(stable_head, r->st.head, SIM_PAGE_STABLE, STATE, KEEP)                        \
 	F(stable_next, r->st.next, SIM_PAGE_STABLE, STATE, KEEP)                        \
 	F(stable_prev, r->st.prev, SIM_PAGE_STABLE, STATE, KEEP)
@@ -180,10 +185,10 @@ _Static_assert(sizeof(struct sim_work) % 8 == 0, "struct sim_work is made of uin
 	F(kind, r->kind, true, STATE, KEEP)                                             \
 	F(first, r->first, true, STATE, KEEP)                                           \
 	F(nid, r->nid, SIM_SNODE_LIVE, STATE, KEEP)                                     \
-	F(rb_parent, r->rb.parent, SIM_SNODE_IN_TREE, STATE, KEEP)                      \
+	F(rb_parent, (uint32_t)r->rb.parent, SIM_SNODE_IN_TREE, STATE, KEEP)            \
 	F(rb_left, r->rb.left, SIM_SNODE_IN_TREE, STATE, KEEP)                          \
 	F(rb_right, r->rb.right, SIM_SNODE_IN_TREE, STATE, KEEP)                        \
-	F(rb_black, r->rb.black, SIM_SNODE_IN_TREE, STATE, KEEP)                        \
+	F(rb_black, (uint8_t)r->rb.black, SIM_SNODE_IN_TREE, STATE, KEEP)               \
 	F(prune_time, r->prune_time, r->kind == SNODE_CHAIN, STATE, KEEP)               \
 	F(kpfn, r->kpfn, SIM_SNODE_HAS_PAGE, STATE, KEEP)                               \
 	F(hlist_len, r->hlist_len, SIM_SNODE_HAS_PAGE, STATE, KEEP)                     \

@@ -66,9 +66,9 @@ enum sim_pte_flag {
 /*
  * One virtual page of one area: its PTE and KSM's rmap_item for it, side by
  * side in 28 bytes, because a tree walk needs both for every node it visits.
- * The unstable tree's links and the stable hlist's share a union; seqnr and
- * nid follow the (packed) tree links and are meaningful only while the item
- * is RMAP_UNSTABLE.
+ * The unstable tree's links and the stable hlist's share a union; seqnr,
+ * nid and walk follow the (packed) tree links and are meaningful only while
+ * the item is RMAP_UNSTABLE.
  */
 struct sim_page {
 	uint32_t frame;     /* PTE: frame mapped, 0 when not present or the zero page */
@@ -82,6 +82,7 @@ struct sim_page {
 			struct rb_links rb; /* unstable tree links, while RMAP_UNSTABLE */
 			uint8_t seqnr;      /* low byte of seqnr when put in the unstable tree */
 			uint8_t nid;        /* the unstable tree it is in */
+			uint16_t walk;      /* the walk that put it there (SIM_WALK_*, sim_memo.c) */
 		};
 		struct {
 			uint32_t head;       /* its stable node, while RMAP_STABLE */
@@ -89,6 +90,18 @@ struct sim_page {
 		} st;
 	};
 };
+
+/*
+ * sim_page.walk: the unstable-tree walk that inserted the item, for a scan
+ * that repeats it (sim_memo.c): the levels it compared in the low six bits,
+ * the memcmp bytes it read beyond one a level in the ten above; SIM_WALK_NONE
+ * when that does not fit, or when the page changed since.
+ */
+#define SIM_WALK_LEVELS_MASK 0x3fu
+#define SIM_WALK_MAX_LEVELS 62u
+#define SIM_WALK_EXTRA_SHIFT 6u
+#define SIM_WALK_MAX_EXTRA 1022u
+#define SIM_WALK_NONE 0xffffu
 
 /* --- frames ---------------------------------------------------------------- */
 
@@ -236,6 +249,19 @@ struct sim_advisor {
 	uint64_t cpu_time_ns;
 };
 
+/*
+ * Where a scan that repeats the last one's unstable tree stands (sim_memo.c).
+ * A cache: the machine behaves the same whatever it holds.
+ */
+struct sim_memo {
+	bool clean;        /* this scan's tree so far is made of inserts alone, and
+			    * none of its pages changed: the next scan may repeat it */
+	bool active;       /* this scan repeats the last one's: the items' links
+			    * are still the last tree's */
+	uint32_t pending;  /* the last tree's item passed and not yet re-inserted */
+	uint64_t inserts;  /* re-inserts charged from memory, ever (for tests) */
+};
+
 struct sim {
 	struct sim_config cfg;
 	struct sim_knobs knobs;
@@ -280,6 +306,7 @@ struct sim {
 	uint64_t batch_steps;    /* pages the batch in progress has processed */
 	uint64_t batches;
 	struct sim_work work;    /* what ksmd did, by kind */
+	struct sim_memo memo;    /* a scan repeating the last one's tree (sim_memo.c) */
 };
 
 /* Layouts of the two kinds of tree (links inside rmap items or snodes). */
@@ -374,6 +401,33 @@ void sim_checksum_fill(struct sim *s, uint32_t slot, uint32_t frame);
 void sim_unshare_page(struct sim *s, uint32_t slot);
 /* Zap one PTE (munmap, exit): drop its frame or zero-page count. */
 void sim_zap_pte(struct sim *s, uint32_t mm, uint32_t slot);
+
+/* sim_merge.c and sim_memo.c: an unstable-tree walk's cost, charged once. */
+static inline void sim_charge_walk(struct sim *s, uint64_t levels, uint64_t bytes)
+{
+	s->batch_cost_ns = s->batch_cost_ns + (double)levels * s->cfg.costs.tree_level_ns +
+			   (double)bytes * s->cfg.costs.memcmp_byte_ns;
+}
+
+/*
+ * sim_memo.c: repeating the last scan's unstable tree (see the file).
+ * scan_start: a full scan begins; true when it repeats the last one's tree
+ * (the roots are kept, not emptied). scan_end: the full scan is over.
+ * passed: the item at @slot, in the last tree, is taken out of it (visited
+ * or freed). insert: put @slot (for tree @nid) in from memory if this scan
+ * still repeats the last; false when it must be walked (the real tree is
+ * then rebuilt first). written: the page at @slot is about to change.
+ * break: anything else that reads or changes the tree, or the scan's order:
+ * the real tree is rebuilt and the next scan walks. record: the walk code
+ * for sim_page.walk.
+ */
+bool sim_memo_scan_start(struct sim *s);
+void sim_memo_scan_end(struct sim *s);
+void sim_memo_passed(struct sim *s, uint32_t slot);
+bool sim_memo_insert(struct sim *s, uint32_t slot, unsigned nid);
+void sim_memo_written(struct sim *s, uint32_t slot);
+void sim_memo_break(struct sim *s);
+uint16_t sim_memo_record(uint64_t levels, uint64_t bytes);
 
 /* sim_merge.c */
 void sim_cmp_and_merge_page(struct sim *s, uint32_t slot);

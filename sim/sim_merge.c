@@ -247,7 +247,10 @@ void sim_remove_rmap_item_from_tree(struct sim *s, uint32_t slot)
 		if (age == 0) {
 			struct rb_layout l = sim_unstable_layout(s);
 
+			sim_memo_break(s); /* the real tree first */
 			rb_erase(&l, &s->unstable_root[r->nid], slot);
+		} else {
+			sim_memo_passed(s, slot);
 		}
 		s->count.pages_unshared--;
 		r->rflags &= (uint8_t)~RMAP_UNSTABLE;
@@ -520,24 +523,26 @@ static uint32_t mergeable_page(const struct sim *s, uint32_t slot)
  * in *tree_frame), or 0 after inserting @slot (or giving up without it).
  *
  * The hot loop of a scan: each level is charged like compare_contents(), with
- * the work counters and the cost summed locally (the cost in the same order,
- * so the double comes out bit for bit the same) and stored once at the end.
+ * the work counters summed locally and the walk's cost charged once at the
+ * end from them (sim_charge_walk), so that a scan repeating this walk from
+ * memory (sim_memo.c) charges the same double.
  */
 static uint32_t unstable_search_insert(struct sim *s, uint32_t slot, uint32_t frame,
 				       uint32_t *tree_frame)
 {
 	unsigned nid = sim_tree_nid(s, s->frame[frame].node);
 	struct rb_layout l = sim_unstable_layout(s);
-	uint32_t n = s->unstable_root[nid], parent = 0, found = 0;
+	uint32_t n, parent = 0, found = 0;
 	uint64_t mine = s->frame[frame].content, levels = 0, bytes_read = 0;
 	const bool mine_plain = !sim_content_is_patched(mine);
 	const bool by_checksum = s->cfg.mutant == SIM_MUTANT_CHECKSUM_AS_MEMCMP;
-	const double level_ns = s->cfg.costs.tree_level_ns, byte_ns = s->cfg.costs.memcmp_byte_ns;
-	double cost = s->batch_cost_ns;
 	bool insert = false;
 	int left = 0;
 	struct sim_page *r;
 
+	if (sim_memo_insert(s, slot, nid))
+		return 0;
+	n = s->unstable_root[nid]; /* read after: a memo that stops rebuilds the tree */
 	for (;;) {
 		const struct rb_links *links;
 		uint32_t tf, bytes;
@@ -564,7 +569,6 @@ static uint32_t unstable_search_insert(struct sim *s, uint32_t slot, uint32_t fr
 		}
 		levels++;
 		bytes_read += bytes;
-		cost += level_ns + byte_ns * bytes;
 		if (by_checksum) /* mutant: stored checksums decide */
 			ret = (s->page[slot].checksum > s->page[n].checksum) -
 			      (s->page[slot].checksum < s->page[n].checksum);
@@ -585,13 +589,16 @@ static uint32_t unstable_search_insert(struct sim *s, uint32_t slot, uint32_t fr
 	}
 	s->work.tree_levels += levels;
 	s->work.memcmp_bytes += bytes_read;
-	s->batch_cost_ns = cost;
-	if (!insert)
+	sim_charge_walk(s, levels, bytes_read);
+	if (!insert) {
+		sim_memo_break(s); /* not a tree of inserts alone: the next scan walks */
 		return found;
+	}
 	r = &s->page[slot];
 	r->rflags |= RMAP_UNSTABLE;
 	r->seqnr = (uint8_t)s->scan.seqnr;
 	r->nid = (uint8_t)nid;
+	r->walk = sim_memo_record(levels, bytes_read);
 	rb_insert(&l, &s->unstable_root[nid], slot, parent, left);
 	s->count.pages_unshared++;
 	return 0;

@@ -23,14 +23,18 @@
 #define RB_NIL 0u
 
 /*
- * The links of one node: 13 bytes, packed, so that the owner can put its own
- * bytes right after them (an rmap_item keeps its seqnr and tree there).
+ * The links of one node: 12 bytes, packed, the colour in the parent's word
+ * (like the kernel's __rb_parent_color), so that the owner can put its own
+ * bytes right after them (an rmap_item keeps its seqnr, tree and walk
+ * there). Node ids are below RB_MAX_ID.
  */
 struct rb_links {
-	uint32_t parent; /* RB_NIL for the root */
+	uint32_t parent : 31; /* RB_NIL for the root */
+	uint32_t black : 1;   /* 1 black, 0 red */
 	uint32_t left, right;
-	uint8_t black;   /* 1 black, 0 red */
 } __attribute__((packed));
+
+#define RB_MAX_ID (UINT32_C(1) << 31)
 
 /* Where the links of node id live: base + id * stride + offset. */
 struct rb_layout {

@@ -351,6 +351,8 @@ static void start_full_scan(struct sim *s)
 	advisor_start_scan(s);
 	if (s->cfg.mutant == SIM_MUTANT_NO_UNSTABLE_RESET) /* mutant: the old tree stays */
 		goto kept;
+	if (sim_memo_scan_start(s)) /* the last tree, to be rebuilt as it was */
+		goto kept;
 	for (unsigned n = 0; n < SIM_MAX_NODES; n++)
 		s->unstable_root[n] = RB_NIL;
 kept:
@@ -515,6 +517,7 @@ static bool scan_next(struct sim *s, uint32_t *out)
 		finish_mm(s, mm);
 	}
 	advisor_stop_scan(s);
+	sim_memo_scan_end(s);
 	s->scan.seqnr++;
 	return false;
 }

@@ -361,7 +361,8 @@ uint32_t sim_snode_alloc(struct sim *s)
 		id = s->snode_free;
 		s->snode_free = s->snode[id].first;
 	} else {
-		if (grow((void **)&s->snode, &s->snodes_cap, s->nsnodes + 1, sizeof(*s->snode)))
+		if (s->nsnodes + 1 >= RB_MAX_ID || /* snodes are tree node ids */
+		    grow((void **)&s->snode, &s->snodes_cap, s->nsnodes + 1, sizeof(*s->snode)))
 			return 0;
 		id = s->nsnodes++;
 	}
@@ -440,11 +441,12 @@ int sim_mmap(struct sim *s, int mmid, uint64_t npages, int node, bool thp, uint3
 	struct sim_area *a;
 	uint64_t start;
 
+	sim_memo_break(s); /* the scan's order or its pages may change */
 	assert(mmid >= 0 && (uint32_t)mmid < s->nmm);
 	mm = &s->mm[mmid];
 	if (mm->state != MM_ALIVE)
 		return -EINVAL;
-	if (npages == 0 || npages > UINT32_MAX - s->nslots)
+	if (npages == 0 || npages >= RB_MAX_ID - s->nslots) /* slots are tree node ids */
 		return -ENOMEM;
 	if (node >= (int)s->cfg.nr_nodes)
 		return -EINVAL;
@@ -553,6 +555,11 @@ void sim_process_stat(const struct sim *s, int mmid, struct trace_proc_stat *out
 	for (int i = 0; !wl_kernel_exports_all(s->cfg.kernel) && i < TRACE_PROC_FIELD_COUNT; i++)
 		if (!wl_kernel_exports(s->cfg.kernel, trace_proc_field_name(i), NULL))
 			out->field[i] = 0;
+}
+
+uint64_t sim_memo_inserts(const struct sim *s)
+{
+	return s->memo.inserts;
 }
 
 void sim_work_get(const struct sim *s, struct sim_work *out)

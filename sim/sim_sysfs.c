@@ -40,6 +40,7 @@ int sim_knob_store(struct sim *s, enum wl_knob knob, uint64_t value)
 	const struct wl_knob_info *info = wl_knob_info(knob);
 	uint64_t old;
 
+	sim_memo_break(s); /* the scan's order or its pages may change */
 	if (!info)
 		return EINVAL;
 	if (!wl_kernel_has_knob(s->cfg.kernel, knob))
@@ -85,6 +86,7 @@ int sim_run_store(struct sim *s, uint64_t run)
 {
 	int err = 0;
 
+	sim_memo_break(s); /* the scan's order or its pages may change */
 	if (run > 2)
 		return EINVAL;
 	if (s->knobs.run != run) {

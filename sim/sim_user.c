@@ -176,6 +176,7 @@ int sim_fill(struct sim *s, int area, uint64_t page, uint64_t value)
 
 	if (page >= a->npages)
 		return EFAULT;
+	sim_memo_written(s, a->slot + (uint32_t)page);
 	err = make_private_writable(s, a, page);
 	if (err)
 		return err;
@@ -200,6 +201,7 @@ int sim_write(struct sim *s, int area, uint64_t page, uint32_t offset, uint64_t 
 
 	if (page >= a->npages || offset > CONTENT_MAX_OFFSET)
 		return EFAULT;
+	sim_memo_written(s, a->slot + (uint32_t)page);
 	err = make_private_writable(s, a, page);
 	if (err)
 		return err;
@@ -267,6 +269,7 @@ int sim_madvise(struct sim *s, int area, uint64_t first, uint64_t count, bool me
 	struct sim_mm *mm = &s->mm[a->mm];
 	bool hole = false, any = false;
 
+	sim_memo_break(s); /* the scan's order or its pages may change */
 	if (mm->state != MM_ALIVE || first > a->npages || count > a->npages - first)
 		return EINVAL;
 	for (uint64_t p = first; p < first + count; p++) {
@@ -291,6 +294,7 @@ int sim_prctl_merge(struct sim *s, int mmid, bool on)
 {
 	struct sim_mm *mm = &s->mm[mmid];
 
+	sim_memo_break(s); /* the scan's order or its pages may change */
 	if (mm->state != MM_ALIVE || !wl_kernel_has_prctl_merge(s->cfg.kernel))
 		return EINVAL;
 	if (on == mm->merge_any)
@@ -319,6 +323,7 @@ int sim_munmap(struct sim *s, int area, uint64_t first, uint64_t count)
 {
 	struct sim_area *a = area_at(s, area);
 
+	sim_memo_break(s); /* the scan's order or its pages may change */
 	if (s->mm[a->mm].state != MM_ALIVE || first > a->npages || count > a->npages - first)
 		return EINVAL;
 	for (uint64_t p = first; p < first + count; p++) {
@@ -369,6 +374,7 @@ int sim_fork(struct sim *s, int parent)
 	int child;
 	struct sim_mm *pm, *cm;
 
+	sim_memo_break(s); /* the scan's order or its pages may change */
 	if (s->mm[parent].state != MM_ALIVE)
 		return -EINVAL;
 	child = sim_process_new(s);
@@ -407,6 +413,7 @@ int sim_exit(struct sim *s, int mmid)
 {
 	struct sim_mm *mm = &s->mm[mmid];
 
+	sim_memo_break(s); /* the scan's order or its pages may change */
 	if (mm->state != MM_ALIVE)
 		return EINVAL;
 	if (mm->registered)
@@ -431,6 +438,7 @@ int sim_discard(struct sim *s, int area, uint64_t first, uint64_t count)
 	struct sim_area *a = area_at(s, area);
 	bool hole = false;
 
+	sim_memo_break(s); /* the scan's order or its pages may change */
 	if (s->mm[a->mm].state != MM_ALIVE || first > a->npages || count > a->npages - first)
 		return EINVAL;
 	for (uint64_t p = first; p < first + count; p++) {
@@ -456,6 +464,7 @@ int sim_mprotect(struct sim *s, int area, enum wl_prot prot)
 {
 	struct sim_area *a = area_at(s, area);
 
+	sim_memo_break(s); /* the scan's order or its pages may change */
 	if (s->mm[a->mm].state != MM_ALIVE)
 		return EINVAL;
 	a->prot = (uint8_t)prot;
@@ -470,6 +479,7 @@ int sim_uffd_wp(struct sim *s, int area)
 {
 	struct sim_area *a = area_at(s, area);
 
+	sim_memo_break(s); /* the scan's order or its pages may change */
 	if (s->mm[a->mm].state != MM_ALIVE)
 		return EINVAL;
 	a->uffd_wp = true;
@@ -482,6 +492,7 @@ int sim_exec(struct sim *s, int mmid)
 	bool keep;
 	int fresh;
 
+	sim_memo_break(s); /* the scan's order or its pages may change */
 	if (s->mm[mmid].state != MM_ALIVE)
 		return -EINVAL;
 	keep = s->mm[mmid].merge_any && wl_kernel_row(s->cfg.kernel)->exec_keeps_merge_any;
