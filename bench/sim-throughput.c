@@ -7,7 +7,9 @@
  * The mixes are workloads (the same text drives `ksmkit run` on the kernel,
  * printed by --print-workload): SIZE of memory, pages_to_scan = every page
  * (one batch a full scan), sleep_millisecs = 0, smart_scan = 0, 5 full scans.
- *   unique      every page a fresh value
+ *   unique      every page a fresh value: scan 1 takes the checksums, scan 2
+ *               builds the unstable tree of them all (walking it), scans 3-5
+ *               rebuild the same tree (the steady state)
  *   identical   every page the same value: scans 1-2 merge them into chains
  *               of max_page_sharing (256), scans 3-5 are the steady state
  *   volatile    every page rewritten after every scan, a fresh value at
@@ -68,7 +70,7 @@ struct mix {
 
 static const struct mix mixes[] = {
 	{ "unique", "every page a fresh value", NULL, "fill = unique\n",
-	  { { "steady", 3, SCANS }, { NULL, 0, 0 } } },
+	  { { "build", 2, 2 }, { "steady", 3, SCANS } } },
 	{ "identical", "every page the same value", NULL, "fill = same\nvalue = 7\n",
 	  { { "merge", 1, 2 }, { "steady", 3, SCANS } } },
 	{ "volatile", "every page rewritten before every scan at byte 4088",
