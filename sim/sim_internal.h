@@ -425,7 +425,12 @@ bool sim_memo_scan_start(struct sim *s);
 void sim_memo_scan_end(struct sim *s);
 void sim_memo_passed(struct sim *s, uint32_t slot);
 bool sim_memo_insert(struct sim *s, uint32_t slot, unsigned nid);
-void sim_memo_written(struct sim *s, uint32_t slot);
+void sim_memo_written_unstable(struct sim *s, uint32_t slot);
+static inline void sim_memo_written(struct sim *s, uint32_t slot)
+{
+	if (s->page[slot].rflags & RMAP_UNSTABLE) /* else no tree holds it */
+		sim_memo_written_unstable(s, slot);
+}
 void sim_memo_break(struct sim *s);
 uint16_t sim_memo_record(uint64_t levels, uint64_t bytes);
 

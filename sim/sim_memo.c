@@ -135,12 +135,10 @@ void sim_memo_passed(struct sim *s, uint32_t slot)
 	s->memo.pending = slot;
 }
 
-void sim_memo_written(struct sim *s, uint32_t slot)
+void sim_memo_written_unstable(struct sim *s, uint32_t slot)
 {
 	struct sim_page *r = &s->page[slot];
 
-	if (!(r->rflags & RMAP_UNSTABLE))
-		return;
 	if (inserted_this_scan(s, r)) {
 		sim_memo_break(s); /* a node of this scan's tree changes */
 		return;
