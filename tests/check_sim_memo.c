@@ -12,11 +12,10 @@
  * page, per-node trees, THP folios, and user steps between scans.
  */
 #include <check.h>
-#include <glob.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "sim_driver.h"
+#include "sim_runs.h"
 
 #define MAX_ROWS 4096
 
@@ -54,28 +53,6 @@ static struct trace *run(const struct workload *wl, bool walk_every_insert,
 	if (sim_run_workload(wl, &opt, &t, err, sizeof(err)) != 0)
 		ck_abort_msg("run failed: %s", err);
 	return t;
-}
-
-static void assert_same_rows(const struct trace *a, const struct trace *b, const char *what)
-{
-	ck_assert_msg(a->nrows == b->nrows, "%s: %zu rows against %zu", what, a->nrows, b->nrows);
-	for (size_t i = 0; i < a->nrows; i++) {
-		const struct trace_row *x = &a->row[i], *y = &b->row[i];
-
-		ck_assert_msg(x->kind == y->kind && x->scan == y->scan && x->batch == y->batch &&
-				      x->time_ns == y->time_ns && x->ksmd_cpu_ns == y->ksmd_cpu_ns &&
-				      x->valid == y->valid,
-			      "%s: row %zu differs in its scan, batch or times", what, i);
-		for (int c = 0; c < TRACE_COUNTER_COUNT; c++)
-			ck_assert_msg(x->counter[c] == y->counter[c], "%s: row %zu: %s %lld against %lld",
-				      what, i, trace_counter_name(c), (long long)x->counter[c],
-				      (long long)y->counter[c]);
-		for (size_t p = 0; p < a->nprocs; p++)
-			for (int f = 0; f < TRACE_PROC_FIELD_COUNT; f++)
-				ck_assert_msg(x->proc[p].field[f] == y->proc[p].field[f],
-					      "%s: row %zu: %s.%s differs", what, i, a->proc_name[p],
-					      trace_proc_field_name(f));
-	}
 }
 
 /* Run @wl both ways and compare; returns the inserts charged from memory. */
@@ -224,36 +201,15 @@ START_TEST(every_kernel_row_and_smart_scan_repeat_alike)
 }
 END_TEST
 
-/*
- * Every shipped workload gives the same run either way. Runs stopped by
- * time are cut to 2 simulated seconds, as in check_sim_state.
- */
+static void memo_unobservable_on(struct workload *wl, const char *path)
+{
+	assert_memo_unobservable(wl, path);
+}
+
+/* Every shipped workload gives the same run either way (sim_runs.h). */
 START_TEST(every_shipped_workload_runs_alike)
 {
-	static const char *const dirs[] = { "workloads", "workloads/selftests" };
-	size_t runs = 0;
-
-	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
-		char pattern[512];
-		glob_t g;
-
-		snprintf(pattern, sizeof(pattern), "%s/%s/*.wl", SRCDIR, dirs[d]);
-		ck_assert_int_eq(glob(pattern, 0, NULL, &g), 0);
-		for (size_t i = 0; i < g.gl_pathc; i++) {
-			struct workload *wl;
-			struct wl_error werr;
-
-			if (wl_parse_file(g.gl_pathv[i], &wl, &werr) != 0)
-				ck_abort_msg("%s", werr.text);
-			if (wl->stop == WL_STOP_TIME && wl->stop_time_ns > 2000000000u)
-				wl->stop_time_ns = 2000000000u;
-			assert_memo_unobservable(wl, g.gl_pathv[i]);
-			wl_free(wl);
-			runs++;
-		}
-		globfree(&g);
-	}
-	ck_assert_uint_ge(runs, 40);
+	ck_assert_uint_ge(for_each_shipped_workload(memo_unobservable_on), 40);
 }
 END_TEST
 

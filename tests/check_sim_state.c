@@ -6,12 +6,12 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim_driver.h"
 #include "sim_internal.h"
+#include "sim_runs.h"
 #include "rng.h"
 
 /* One process with @npages pages (area 0), page p holding value p % @groups. */
@@ -486,31 +486,6 @@ START_TEST(every_shipped_workload_runs)
 }
 END_TEST
 
-/* Every row of @a and @b alike: counters, times, batches, processes. */
-static void assert_same_rows(const struct trace *a, const struct trace *b, const char *what)
-{
-	ck_assert_msg(a->nrows == b->nrows, "%s: %zu rows against %zu", what, a->nrows, b->nrows);
-	for (size_t i = 0; i < a->nrows; i++) {
-		const struct trace_row *x = &a->row[i], *y = &b->row[i];
-
-		ck_assert_msg(x->kind == y->kind && x->scan == y->scan && x->batch == y->batch &&
-				      x->time_ns == y->time_ns && x->ksmd_cpu_ns == y->ksmd_cpu_ns &&
-				      x->valid == y->valid,
-			      "%s: row %zu differs in its scan, batch or times", what, i);
-		for (int c = 0; c < TRACE_COUNTER_COUNT; c++)
-			ck_assert_msg(x->counter[c] == y->counter[c], "%s: row %zu: %s %lld against %lld",
-				      what, i, trace_counter_name(c), (long long)x->counter[c],
-				      (long long)y->counter[c]);
-		for (size_t p = 0; p < a->nprocs; p++) {
-			ck_assert_msg(x->proc[p].present == y->proc[p].present, "%s: row %zu", what, i);
-			for (int f = 0; f < TRACE_PROC_FIELD_COUNT; f++)
-				ck_assert_msg(x->proc[p].field[f] == y->proc[p].field[f],
-					      "%s: row %zu: %s.%s differs", what, i, a->proc_name[p],
-					      trace_proc_field_name(f));
-		}
-	}
-}
-
 /*
  * A smart-scan policy other than upstream names the trace's kernel as the
  * patched kernel carrying it would ("6.18+phased"), the workload's or the
@@ -568,41 +543,23 @@ static void assert_checksums_agree(struct workload *wl, enum wl_detector detecto
 /*
  * Only the equality of checksums is observable: every shipped workload
  * gives the same trace, batch by batch, whether checksums are content hashes
- * or the kernel's xxh64, with the file's detector and with every detector.
- * Runs stopped by time are cut to 2 simulated seconds (nai-xia writes
- * 200000 pages a second; 2 s are 64 of its scans).
+ * or the kernel's xxh64, with the file's detector and with every detector
+ * (runs stopped by time cut to 2 simulated seconds, sim_runs.h).
  */
+/* The file's detector and every other one, each with both checksum kinds. */
+static void checksums_agree_on(struct workload *wl, const char *path)
+{
+	enum wl_detector own = wl->detector;
+
+	assert_checksums_agree(wl, own, path);
+	for (int det = 0; det < WL_DETECTOR_COUNT; det++)
+		if (det != (int)own)
+			assert_checksums_agree(wl, (enum wl_detector)det, path);
+}
+
 START_TEST(both_checksums_give_every_row_alike)
 {
-	static const char *const dirs[] = { "workloads", "workloads/selftests" };
-	size_t runs = 0;
-
-	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
-		char pattern[512];
-		glob_t g;
-
-		snprintf(pattern, sizeof(pattern), "%s/%s/*.wl", SRCDIR, dirs[d]);
-		ck_assert_int_eq(glob(pattern, 0, NULL, &g), 0);
-		for (size_t i = 0; i < g.gl_pathc; i++) {
-			struct workload *wl;
-			struct wl_error werr;
-			enum wl_detector own;
-
-			if (wl_parse_file(g.gl_pathv[i], &wl, &werr) != 0)
-				ck_abort_msg("%s", werr.text);
-			if (wl->stop == WL_STOP_TIME && wl->stop_time_ns > 2000000000u)
-				wl->stop_time_ns = 2000000000u;
-			own = wl->detector;
-			assert_checksums_agree(wl, own, g.gl_pathv[i]);
-			for (int det = 0; det < WL_DETECTOR_COUNT; det++)
-				if (det != (int)own)
-					assert_checksums_agree(wl, (enum wl_detector)det, g.gl_pathv[i]);
-			wl_free(wl);
-			runs++;
-		}
-		globfree(&g);
-	}
-	ck_assert_uint_ge(runs, 40);
+	ck_assert_uint_ge(for_each_shipped_workload(checksums_agree_on), 40);
 }
 END_TEST
 

@@ -1,0 +1,75 @@
+/*
+ * sim_runs.h - what the simulator's tests share about whole runs: that two
+ * traces agree row for row (every counter, time, batch and process field),
+ * and every shipped workload, for a test that runs them all. Header-only,
+ * for the check_sim_*.c suites (Check and SRCDIR, as they are built).
+ */
+#ifndef KSMKIT_TESTS_SIM_RUNS_H
+#define KSMKIT_TESTS_SIM_RUNS_H
+
+#include <check.h>
+#include <glob.h>
+#include <stdio.h>
+
+#include "sim_driver.h"
+
+/* Every row of @a and @b alike: counters, times, batches, processes. */
+static inline void assert_same_rows(const struct trace *a, const struct trace *b,
+				    const char *what)
+{
+	ck_assert_msg(a->nrows == b->nrows, "%s: %zu rows against %zu", what, a->nrows, b->nrows);
+	for (size_t i = 0; i < a->nrows; i++) {
+		const struct trace_row *x = &a->row[i], *y = &b->row[i];
+
+		ck_assert_msg(x->kind == y->kind && x->scan == y->scan && x->batch == y->batch &&
+				      x->time_ns == y->time_ns && x->ksmd_cpu_ns == y->ksmd_cpu_ns &&
+				      x->valid == y->valid,
+			      "%s: row %zu differs in its scan, batch or times", what, i);
+		for (int c = 0; c < TRACE_COUNTER_COUNT; c++)
+			ck_assert_msg(x->counter[c] == y->counter[c], "%s: row %zu: %s %lld against %lld",
+				      what, i, trace_counter_name(c), (long long)x->counter[c],
+				      (long long)y->counter[c]);
+		for (size_t p = 0; p < a->nprocs; p++) {
+			ck_assert_msg(x->proc[p].present == y->proc[p].present, "%s: row %zu", what, i);
+			for (int f = 0; f < TRACE_PROC_FIELD_COUNT; f++)
+				ck_assert_msg(x->proc[p].field[f] == y->proc[p].field[f],
+					      "%s: row %zu: %s.%s differs", what, i, a->proc_name[p],
+					      trace_proc_field_name(f));
+		}
+	}
+}
+
+/*
+ * Call @fn on every shipped workload (workloads/ and workloads/selftests/),
+ * parsed, with runs stopped by time cut to 2 simulated seconds (nai-xia
+ * writes 200000 pages a second; 2 s are 64 of its scans). Returns how many.
+ */
+static inline size_t for_each_shipped_workload(void (*fn)(struct workload *wl, const char *path))
+{
+	static const char *const dirs[] = { "workloads", "workloads/selftests" };
+	size_t runs = 0;
+
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		char pattern[512];
+		glob_t g;
+
+		snprintf(pattern, sizeof(pattern), "%s/%s/*.wl", SRCDIR, dirs[d]);
+		ck_assert_int_eq(glob(pattern, 0, NULL, &g), 0);
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			struct workload *wl;
+			struct wl_error werr;
+
+			if (wl_parse_file(g.gl_pathv[i], &wl, &werr) != 0)
+				ck_abort_msg("%s", werr.text);
+			if (wl->stop == WL_STOP_TIME && wl->stop_time_ns > 2000000000u)
+				wl->stop_time_ns = 2000000000u;
+			fn(wl, g.gl_pathv[i]);
+			wl_free(wl);
+			runs++;
+		}
+		globfree(&g);
+	}
+	return runs;
+}
+
+#endif
