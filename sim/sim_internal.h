@@ -307,7 +307,16 @@ struct sim {
 	uint64_t batches;
 	struct sim_work work;    /* what ksmd did, by kind */
 	struct sim_memo memo;    /* a scan repeating the last one's tree (sim_memo.c) */
+	/* wl_kernel_row(cfg.kernel), looked up once (a tree walk asks it at
+	 * every level): configuration, not state */
+	const struct wl_kernel_row *kernel_row;
 };
+
+/* The kernel row whose semantics the machine follows. */
+static inline const struct wl_kernel_row *sim_kernel_row(const struct sim *s)
+{
+	return s->kernel_row;
+}
 
 /* Layouts of the two kinds of tree (links inside rmap items or snodes). */
 static inline struct rb_layout sim_unstable_layout(const struct sim *s)

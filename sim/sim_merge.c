@@ -512,7 +512,7 @@ static uint32_t mergeable_page(const struct sim *s, uint32_t slot)
 	if ((p->pte & (want | PTE_KSM_ZERO)) != want)
 		return 0;
 	/* where follow_page() honours PROT_NONE as a NUMA hint, it finds no page */
-	if (!wl_kernel_row(s->cfg.kernel)->reaches_prot_none &&
+	if (!sim_kernel_row(s)->reaches_prot_none &&
 	    s->area[sim_area_of_slot(s, slot)].prot == WL_PROT_NONE)
 		return 0;
 	return p->frame;
@@ -787,7 +787,7 @@ void sim_cmp_and_merge_page(struct sim *s, uint32_t slot)
 		node = s->frame[frame].stable_node;
 		if ((r->rflags & RMAP_STABLE) && r->st.head == node)
 			return; /* the steady state */
-	} else if (wl_kernel_row(s->cfg.kernel)->checksum_first) {
+	} else if (sim_kernel_row(s)->checksum_first) {
 		if (s->cfg.mutant == SIM_MUTANT_COW_KEEPS_STABLE_ITEM && (r->rflags & RMAP_STABLE))
 			goto kept; /* mutant: a COWed page keeps its stable item */
 		sim_remove_rmap_item_from_tree(s, slot);
@@ -805,7 +805,7 @@ kept:
 		merge_into_stable(s, slot, frame, kframe);
 		return;
 	}
-	if (!wl_kernel_row(s->cfg.kernel)->checksum_first && !ksm) { /* the stable search came first */
+	if (!sim_kernel_row(s)->checksum_first && !ksm) { /* the stable search came first */
 		if (page_changed(s, slot, frame))
 			return;
 		if (merge_with_zero_page(s, slot, frame) == 0)

@@ -163,6 +163,7 @@ struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen)
 	if (!s)
 		goto oom;
 	s->cfg = *cfg;
+	s->kernel_row = wl_kernel_row(cfg->kernel);
 	/* a rule that reads a checksum's value needs the kernel's value */
 	if (sim_smart_scan_rule_of(cfg->smart_scan_policy)->reads_checksum)
 		s->cfg.checksum = WL_CHECKSUM_XXH64;

@@ -226,13 +226,13 @@ void sim_unshare_page(struct sim *s, uint32_t slot)
 		return;
 	if (!(p->pte & PTE_KSM_ZERO) && !(s->frame[p->frame].flags & FRAME_KSM))
 		return;
-	if ((p->pte & PTE_KSM_ZERO) && !wl_kernel_row(s->cfg.kernel)->unshares_zero_pages)
+	if ((p->pte & PTE_KSM_ZERO) && !sim_kernel_row(s)->unshares_zero_pages)
 		return; /* before 6.6, break_ksm leaves zero pages mapped */
 	if (s->frame[p->frame].flags & FRAME_LARGE && !(p->pte & PTE_KSM_ZERO))
 		return; /* break_ksm only touches small folios */
-	if (s->area[ai].uffd_wp && !wl_kernel_row(s->cfg.kernel)->unshares_uffd_wp)
+	if (s->area[ai].uffd_wp && !sim_kernel_row(s)->unshares_uffd_wp)
 		return; /* break_ksm's write fault stops at the uffd-wp PTE */
-	if (s->area[ai].prot == WL_PROT_NONE && !wl_kernel_row(s->cfg.kernel)->reaches_prot_none)
+	if (s->area[ai].prot == WL_PROT_NONE && !sim_kernel_row(s)->reaches_prot_none)
 		return; /* break_ksm's follow_page() finds no page there */
 	copy_page(s, &s->area[ai], slot, false);
 }
@@ -397,7 +397,7 @@ int sim_fork(struct sim *s, int parent)
 	cm->next_vpn = pm->next_vpn;
 	cm->mergeable_pages = pm->mergeable_pages;
 	/* before the fork counter fix, the child starts with the parent's counts */
-	if (wl_kernel_row(s->cfg.kernel)->fork_copies_counts) {
+	if (sim_kernel_row(s)->fork_copies_counts) {
 		cm->rmap_items = pm->rmap_items;
 		cm->merging_pages = pm->merging_pages;
 	}
@@ -495,7 +495,7 @@ int sim_exec(struct sim *s, int mmid)
 	sim_memo_break(s); /* the scan's order or its pages may change */
 	if (s->mm[mmid].state != MM_ALIVE)
 		return -EINVAL;
-	keep = s->mm[mmid].merge_any && wl_kernel_row(s->cfg.kernel)->exec_keeps_merge_any;
+	keep = s->mm[mmid].merge_any && sim_kernel_row(s)->exec_keeps_merge_any;
 	fresh = sim_process_new(s);
 	if (fresh < 0)
 		return fresh;
