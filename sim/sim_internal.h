@@ -411,9 +411,14 @@ void sim_unshare_page(struct sim *s, uint32_t slot);
 /* Zap one PTE (munmap, exit): drop its frame or zero-page count. */
 void sim_zap_pte(struct sim *s, uint32_t mm, uint32_t slot);
 
-/* sim_merge.c and sim_memo.c: an unstable-tree walk's cost, charged once. */
+/*
+ * sim_merge.c and sim_memo.c: an unstable-tree walk of @levels nodes and
+ * @bytes memcmp bytes, counted and charged once.
+ */
 static inline void sim_charge_walk(struct sim *s, uint64_t levels, uint64_t bytes)
 {
+	s->work.tree_levels += levels;
+	s->work.memcmp_bytes += bytes;
 	s->batch_cost_ns = s->batch_cost_ns + (double)levels * s->cfg.costs.tree_level_ns +
 			   (double)bytes * s->cfg.costs.memcmp_byte_ns;
 }

@@ -121,7 +121,6 @@ void sim_memo_scan_end(struct sim *s)
 	if (s->memo.pending) /* the last tree's last item did not come back */
 		stop_repeating(s);
 	s->memo.active = false;
-	s->memo.pending = 0;
 }
 
 void sim_memo_passed(struct sim *s, uint32_t slot)
@@ -170,8 +169,6 @@ bool sim_memo_insert(struct sim *s, uint32_t slot, unsigned nid)
 	s->memo.pending = 0;
 	levels = r->walk & SIM_WALK_LEVELS_MASK;
 	bytes = levels + (r->walk >> SIM_WALK_EXTRA_SHIFT);
-	s->work.tree_levels += levels;
-	s->work.memcmp_bytes += bytes;
 	s->memo.inserts++;
 	sim_charge_walk(s, levels, bytes);
 	r->rflags |= RMAP_UNSTABLE;

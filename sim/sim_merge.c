@@ -587,8 +587,6 @@ static uint32_t unstable_search_insert(struct sim *s, uint32_t slot, uint32_t fr
 			break;
 		}
 	}
-	s->work.tree_levels += levels;
-	s->work.memcmp_bytes += bytes_read;
 	sim_charge_walk(s, levels, bytes_read);
 	if (!insert) {
 		sim_memo_break(s); /* not a tree of inserts alone: the next scan walks */
