@@ -209,6 +209,23 @@ static uint64_t knob_min(const struct workload *wl, enum wl_knob knob)
 	return v;
 }
 
+/*
+ * The first setting of max_page_sharing above what the simulator holds
+ * (SIM_MAX_PAGE_SHARING): an event's index, wl->nevents for [global], or -1.
+ */
+static long page_sharing_too_large(const struct workload *wl)
+{
+	if (wl->knobs[WL_KNOB_MAX_PAGE_SHARING] > SIM_MAX_PAGE_SHARING)
+		return (long)wl->nevents;
+	for (size_t i = 0; i < wl->nevents; i++)
+		if (wl->events[i].action == WL_ACT_SET &&
+		    wl->events[i].knob == WL_KNOB_MAX_PAGE_SHARING &&
+		    wl->events[i].expect == WL_EXPECT_OK &&
+		    wl->events[i].knob_value > SIM_MAX_PAGE_SHARING)
+			return (long)i;
+	return -1;
+}
+
 /* The shortest a driver loop iteration can last in simulated time. */
 static uint64_t shortest_iteration_ns(const struct plan *pl)
 {
@@ -672,8 +689,11 @@ static uint64_t page_pools(const struct workload *wl)
 				replay_mmap(&p, wl->regions[r].pages,
 					    wl->regions[r].thp == WL_THP_ALWAYS);
 	}
-	return add(add(mul(p.slots_cap, add(sizeof(struct sim_page), p.item_bytes)),
-		       mul(p.frames_cap, sizeof(struct sim_frame))), p.slack);
+	/* and a THP folio marker per 512 frames (sim.folio_seen) */
+	return add(add(add(mul(p.slots_cap, add(sizeof(struct sim_page), p.item_bytes)),
+			   mul(p.frames_cap, sizeof(struct sim_frame))),
+		       p.frames_cap / SIM_THP_PAGES + 1),
+		   p.slack);
 }
 
 int sim_estimate(const struct workload *wl, const struct sim_admit_options *opt,
@@ -823,6 +843,7 @@ int sim_admit(const struct workload *wl, const struct sim_admit_options *opt, ui
 	const struct wl_region *big;
 	char need[32], have[32], what[64], parts[384];
 	uint64_t pages_part;
+	long ev;
 
 	if (sim_estimate(wl, opt, e) != 0)
 		return refuse(err, errlen, "%s: out of memory", wl->path);
@@ -835,6 +856,17 @@ int sim_admit(const struct workload *wl, const struct sim_admit_options *opt, ui
 			      "(a THP page as three); this workload maps %" PRIu64, wl->path,
 			      big->size_line, big->name, size_text(big, what, sizeof(what)),
 			      MAX_PAGES, e->pages);
+	if ((ev = page_sharing_too_large(wl)) >= 0) {
+		if ((size_t)ev == wl->nevents)
+			return refuse(err, errlen, "%s: [global] max_page_sharing = %" PRIu64 ": the "
+				      "simulator takes at most %u (a page's mappings are 23 bits)",
+				      wl->path, wl->knobs[WL_KNOB_MAX_PAGE_SHARING],
+				      SIM_MAX_PAGE_SHARING);
+		return refuse(err, errlen, "%s:%u: [event %s] set = max_page_sharing=%s: the "
+			      "simulator takes at most %u (a page's mappings are 23 bits)", wl->path,
+			      wl->events[ev].line, wl->events[ev].name, wl->events[ev].knob_text,
+			      SIM_MAX_PAGE_SHARING);
+	}
 	if (e->writes != SIM_WRITES_UNKNOWN && e->writes > SIM_ADMIT_MAX_WRITES) {
 		if (e->top_writer >= 0 && e->continuous_writes >= e->writes / 2) {
 			const struct wl_writer *w = &wl->writers[e->top_writer];

@@ -167,15 +167,15 @@ _Static_assert(sizeof(struct sim_work) % 8 == 0, "struct sim_work is made of uin
 /* A frame: its mapcount and stable node (the free list's link when free) always. */
 #define SIM_FRAME_MAPPED (r->mapcount != 0)
 #define SIM_FRAME_FIELDS(F, B)                                                          \
-	F(mapcount, r->mapcount, true, STATE, KEEP)                                     \
+	F(mapcount, (uint32_t)r->mapcount, true, STATE, KEEP)                           \
 	F(stable_node, sim_frame_stable_node(r), true, STATE, KEEP)                     \
 	F(content, sim_frame_content_id(s, r), SIM_FRAME_MAPPED, STATE, KEEP)           \
 	F(patched, sim_content_is_patched(r->content), SIM_FRAME_MAPPED, STATE, KEEP)   \
-	F(node, r->node, SIM_FRAME_MAPPED, STATE, KEEP)                                 \
+	F(node, (uint16_t)r->node, SIM_FRAME_MAPPED, STATE, KEEP)                       \
 	F(flags, (uint8_t)(r->flags & ~FRAME_CSUM_VALID), SIM_FRAME_MAPPED, STATE, KEEP) \
-	F(pmd_seen, r->pmd_seen, SIM_FRAME_MAPPED, STATE, KEEP)                         \
+	F(pmd_seen, sim_frame_pmd_seen(s, r), SIM_FRAME_MAPPED, STATE, KEEP)            \
 	F(checksum, r->checksum, r->flags & FRAME_CSUM_VALID, CACHE, KEEP)              \
-	F(checksum_valid, r->flags & FRAME_CSUM_VALID, SIM_FRAME_MAPPED, CACHE, KEEP)
+	F(checksum_valid, (int)(r->flags & FRAME_CSUM_VALID), SIM_FRAME_MAPPED, CACHE, KEEP)
 
 /* A stable node: what each kind has (sim_internal.h, struct sim_snode). */
 #define SIM_SNODE_LIVE (r->kind != SNODE_FREE)
@@ -220,6 +220,7 @@ _Static_assert(sizeof(struct sim_work) % 8 == 0, "struct sim_work is made of uin
 	P(page, slots_cap, (S)->nslots, sizeof(*(S)->page))                             \
 	P(item_state, items_cap, (S)->item_bytes ? (S)->nslots : 0, (S)->item_bytes)    \
 	P(frame, frames_cap, (S)->nframes, sizeof(*(S)->frame))                         \
+	P(folio_seen, folios_cap, ((S)->nframes + SIM_THP_PAGES - 1) / SIM_THP_PAGES, 1) \
 	P(snode, snodes_cap, (S)->nsnodes, sizeof(*(S)->snode))
 
 #endif

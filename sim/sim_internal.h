@@ -112,23 +112,32 @@ enum sim_frame_flag {
 };
 
 /*
- * 20 bytes (4-byte aligned), one per simulated page: the stable node and the
- * checksum cache share a word, because only a page that is not KSM has its
- * checksum taken and only a KSM page has a stable node (a page that becomes
- * KSM stays KSM until it is freed).
+ * 16 bytes, one per simulated page: the stable node and the checksum cache
+ * share a word, because only a page that is not KSM has its checksum taken
+ * and only a KSM page has a stable node (a page that becomes KSM stays KSM
+ * until it is freed); the mapcount, the flags and the NUMA node share
+ * another. A THP folio's marker for the dirty detector is kept beside the
+ * frames, one per folio (sim.folio_seen). So a frame is mapped at most
+ * SIM_MAX_MAPCOUNT times: a fork that could take one past that less
+ * max_page_sharing (the merges a KSM page may still take) fails with ENOMEM.
  */
+#define SIM_MAPCOUNT_BITS 23u
+#define SIM_MAX_MAPCOUNT ((UINT32_C(1) << SIM_MAPCOUNT_BITS) - 1)
+/* max_page_sharing the simulator takes (the kernel's goes to INT_MAX): half,
+ * so that forks keep room (sim_fork) */
+#define SIM_MAX_PAGE_SHARING (SIM_MAX_MAPCOUNT / 2)
+
 struct sim_frame {
 	uint64_t content;     /* token; meaningless when free */
-	uint32_t mapcount;    /* PTEs mapping it; 0 = free */
+	uint32_t mapcount : SIM_MAPCOUNT_BITS; /* PTEs mapping it; 0 = free */
+	uint32_t flags : 3;   /* enum sim_frame_flag */
+	uint32_t node : 6;    /* NUMA node, below SIM_MAX_NODES */
 	union {
 		uint32_t stable_node; /* KSM page: the stable node that owns it, or 0;
 				       * free: the next free frame */
 		uint32_t checksum;    /* any other page: cached, see FRAME_CSUM_VALID */
 	};
-	uint16_t node;        /* NUMA node */
-	uint8_t flags;
-	uint8_t pmd_seen;     /* THP head, dirty detector: scan marker (volatility_dirty.c) */
-} __attribute__((packed, aligned(4)));
+};
 
 /* The frame's stable node as state: 0 for a page that is not KSM. */
 static inline uint32_t sim_frame_stable_node(const struct sim_frame *f)
@@ -138,8 +147,8 @@ static inline uint32_t sim_frame_stable_node(const struct sim_frame *f)
 
 /* Every simulated page costs one of each: keep them small (bench/sim-throughput). */
 _Static_assert(sizeof(struct sim_page) == 28, "struct sim_page grew");
-_Static_assert(sizeof(struct sim_frame) == 20, "struct sim_frame grew");
-_Static_assert(SIM_MAX_NODES <= 256, "sim_page.nid is one byte");
+_Static_assert(sizeof(struct sim_frame) == 16, "struct sim_frame grew");
+_Static_assert(SIM_MAX_NODES <= 64, "sim_frame.node is six bits");
 
 /* --- rmap_items (in struct sim_page) ---------------------------------------- */
 
@@ -286,6 +295,11 @@ struct sim {
 	struct sim_frame *frame;
 	uint32_t nframes, frames_cap;
 	uint32_t frame_free;     /* free list through frame.stable_node */
+	/* the dirty detector's scan marker of each THP folio (frame id / 512,
+	 * volatility_dirty.c), 0 when the head frame is (re)allocated;
+	 * folios_cap covers frames_cap */
+	uint8_t *folio_seen;
+	uint32_t folios_cap;
 
 	struct sim_snode *snode;
 	uint32_t nsnodes, snodes_cap;
@@ -319,6 +333,17 @@ static inline const struct wl_kernel_row *sim_kernel_row(const struct sim *s)
 }
 
 /* Layouts of the two kinds of tree (links inside rmap items or snodes). */
+/*
+ * The dirty detector's folio marker as frame @f holds it (the image's
+ * pmd_seen): its folio's when @f is the folio's first frame, else 0.
+ */
+static inline uint8_t sim_frame_pmd_seen(const struct sim *s, const struct sim_frame *f)
+{
+	uint32_t id = (uint32_t)(f - s->frame);
+
+	return id % SIM_THP_PAGES ? 0 : s->folio_seen[id / SIM_THP_PAGES];
+}
+
 static inline struct rb_layout sim_unstable_layout(const struct sim *s)
 {
 	return (struct rb_layout){ (char *)s->page, sizeof(struct sim_page),

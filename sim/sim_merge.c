@@ -673,6 +673,7 @@ wrprotected:
 	if (sim_content_cmp(&s->content, s->frame[frame].content, s->frame[kpage].content) != 0)
 		return -1;
 identical:
+	assert(s->frame[kpage].mapcount < SIM_MAX_MAPCOUNT); /* max_page_sharing is below it */
 	s->frame[kpage].mapcount++;
 	p->frame = kpage;
 	sim_frame_put(s, frame);

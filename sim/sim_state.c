@@ -71,14 +71,19 @@ void sim_config_default(struct sim_config *cfg)
 	};
 }
 
-/* Resize @*arr (of @size-byte elements, @*cap of them) to @n, zeroing what is new. */
-static int resize(void **arr, uint32_t *cap, uint32_t n, size_t size)
+/*
+ * Resize @*arr (of @size-byte elements, @*cap of them) to @n, zeroing what is
+ * new when @zero (a pool whose elements are set as they are allocated leaves
+ * it untouched: a doubled capacity then costs no memory until it is used).
+ */
+static int resize(void **arr, uint32_t *cap, uint32_t n, size_t size, bool zero)
 {
 	void *p = realloc(*arr, (size_t)n * size);
 
 	if (!p)
 		return -1;
-	memset((char *)p + (size_t)*cap * size, 0, (size_t)(n - *cap) * size);
+	if (zero)
+		memset((char *)p + (size_t)*cap * size, 0, (size_t)(n - *cap) * size);
 	*arr = p;
 	*cap = n;
 	return 0;
@@ -89,7 +94,15 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t size)
 {
 	if (need <= *cap)
 		return 0;
-	return resize(arr, cap, sim_pool_cap(*cap, need), size);
+	return resize(arr, cap, sim_pool_cap(*cap, need), size, true);
+}
+
+/* grow(), for a pool that sets each element as it allocates it. */
+static int grow_unzeroed(void **arr, uint32_t *cap, uint32_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	return resize(arr, cap, sim_pool_cap(*cap, need), size, false);
 }
 
 /*
@@ -101,7 +114,7 @@ static int reserve(void **arr, uint32_t *cap, uint32_t need, size_t size)
 {
 	if (need <= *cap)
 		return 0;
-	return resize(arr, cap, need, size);
+	return resize(arr, cap, need, size, true);
 }
 
 /*
@@ -118,6 +131,28 @@ static int grow_slots(struct sim *s, uint32_t need, bool doubling)
 	if (!s->item_bytes)
 		return 0;
 	return how((void **)&s->item_state, &s->items_cap, need, s->item_bytes);
+}
+
+/*
+ * Frames, and beside them a marker per THP folio of them (sim.folio_seen):
+ * exactly to @need, or by sim_pool_cap's rule when @doubling.
+ */
+static int grow_frames(struct sim *s, uint32_t need, bool doubling)
+{
+	int (*how)(void **, uint32_t *, uint32_t, size_t) = doubling ? grow : reserve;
+
+	if (how((void **)&s->frame, &s->frames_cap, need, sizeof(*s->frame)))
+		return -1;
+	return reserve((void **)&s->folio_seen, &s->folios_cap,
+		       s->frames_cap / SIM_THP_PAGES + 1, 1);
+}
+
+/* A frame as new: zeroed, and its folio's marker when it is a folio's first. */
+static void frame_clear(struct sim *s, uint32_t id)
+{
+	memset(&s->frame[id], 0, sizeof(s->frame[id]));
+	if (id % SIM_THP_PAGES == 0)
+		s->folio_seen[id / SIM_THP_PAGES] = 0;
 }
 
 static int check_config(const struct sim_config *cfg, char *err, size_t errlen)
@@ -180,7 +215,7 @@ struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen)
 	/* id 0 of every pool means "none" */
 	if (sim_content_store_init(&s->content) != 0 ||
 	    grow_slots(s, 1, true) != 0 ||
-	    grow((void **)&s->frame, &s->frames_cap, 1, sizeof(*s->frame)) != 0 ||
+	    grow_frames(s, 1, true) != 0 ||
 	    grow((void **)&s->snode, &s->snodes_cap, 1, sizeof(*s->snode)) != 0)
 		goto oom;
 	s->nslots = s->nframes = s->nsnodes = 1;
@@ -250,12 +285,12 @@ uint32_t sim_frame_alloc(struct sim *s, uint64_t content, unsigned node)
 		id = s->frame_free;
 		s->frame_free = s->frame[id].stable_node;
 	} else {
-		if (grow((void **)&s->frame, &s->frames_cap, s->nframes + 1, sizeof(*s->frame)))
+		if (grow_frames(s, s->nframes + 1, true))
 			return 0;
 		id = s->nframes++;
 	}
+	frame_clear(s, id);
 	f = &s->frame[id];
-	memset(f, 0, sizeof(*f));
 	f->content = content;
 	f->mapcount = 1;
 	f->node = (uint16_t)node;
@@ -271,17 +306,17 @@ int sim_frames_alloc_thp(struct sim *s, unsigned node, uint32_t *first)
 {
 	uint32_t start = (s->nframes + SIM_THP_PAGES - 1) / SIM_THP_PAGES * SIM_THP_PAGES;
 
-	if (grow((void **)&s->frame, &s->frames_cap, start + SIM_THP_PAGES, sizeof(*s->frame)))
+	if (grow_frames(s, start + SIM_THP_PAGES, true))
 		return ENOMEM;
 	for (uint32_t id = s->nframes; id < start; id++) {
-		memset(&s->frame[id], 0, sizeof(s->frame[id]));
+		frame_clear(s, id);
 		s->frame[id].stable_node = s->frame_free;
 		s->frame_free = id;
 	}
 	for (uint32_t id = start; id < start + SIM_THP_PAGES; id++) {
 		struct sim_frame *f = &s->frame[id];
 
-		memset(f, 0, sizeof(*f));
+		frame_clear(s, id);
 		f->mapcount = 1;
 		f->node = (uint16_t)node;
 		f->flags = FRAME_LARGE;
@@ -302,7 +337,7 @@ void sim_frame_put(struct sim *s, uint32_t id)
 	if (f->flags & FRAME_KSM)
 		sim_ksm_page_freed(s, id);
 	sim_content_unref(&s->content, f->content);
-	memset(f, 0, sizeof(*f));
+	frame_clear(s, id);
 	f->stable_node = s->frame_free;
 	s->frame_free = id;
 }
@@ -363,7 +398,8 @@ uint32_t sim_snode_alloc(struct sim *s)
 		s->snode_free = s->snode[id].first;
 	} else {
 		if (s->nsnodes + 1 >= RB_MAX_ID || /* snodes are tree node ids */
-		    grow((void **)&s->snode, &s->snodes_cap, s->nsnodes + 1, sizeof(*s->snode)))
+		    grow_unzeroed((void **)&s->snode, &s->snodes_cap, s->nsnodes + 1,
+				  sizeof(*s->snode)))
 			return 0;
 		id = s->nsnodes++;
 	}
@@ -454,9 +490,8 @@ int sim_mmap(struct sim *s, int mmid, uint64_t npages, int node, bool thp, uint3
 	/* frames too, as many as the machine can ever use (sim_frames_bound) */
 	if (grow((void **)&s->area, &s->area_cap, s->narea + 1, sizeof(*s->area)) ||
 	    grow_slots(s, s->nslots + (uint32_t)npages, false) ||
-	    reserve((void **)&s->frame, &s->frames_cap,
-		    frames_bound(s, s->nslots + (uint32_t)npages, thp ? npages : 0),
-		    sizeof(*s->frame)))
+	    grow_frames(s, frames_bound(s, s->nslots + (uint32_t)npages, thp ? npages : 0),
+			false))
 		return -ENOMEM;
 	/* THP areas start on a 2 MiB boundary, as the backend maps them */
 	start = mm->next_vpn;

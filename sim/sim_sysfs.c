@@ -47,6 +47,8 @@ int sim_knob_store(struct sim *s, enum wl_knob knob, uint64_t value)
 		return ENOENT; /* no such file under /sys/kernel/mm/ksm */
 	if (value < info->min || value > info->max)
 		return knob == WL_KNOB_MAX_PAGE_SHARING && value > info->max ? ERANGE : EINVAL;
+	if (knob == WL_KNOB_MAX_PAGE_SHARING && value > SIM_MAX_PAGE_SHARING)
+		return ERANGE; /* a frame's mapcount holds less (sim_admit() says so first) */
 	switch (knob) {
 	case WL_KNOB_MERGE_ACROSS_NODES:
 	case WL_KNOB_MAX_PAGE_SHARING:

@@ -368,6 +368,32 @@ static int fork_area(struct sim *s, uint32_t parent_area, int child)
 	return 0;
 }
 
+/*
+ * Could forking @parent take a frame past what sim_frame.mapcount holds? A
+ * frame gains at most the mappings it has (the parent's are among them),
+ * and a KSM page made of it may still take max_page_sharing merges.
+ */
+static bool fork_overflows(const struct sim *s, int parent)
+{
+	uint64_t room = SIM_MAX_MAPCOUNT, mps = s->knobs.value[WL_KNOB_MAX_PAGE_SHARING];
+
+	room = mps < room ? room - mps : 0;
+	for (uint32_t i = 0; i < s->narea; i++) {
+		const struct sim_area *a = &s->area[i];
+
+		if (a->mm != (uint32_t)parent || a->dead)
+			continue;
+		for (uint64_t p = 0; p < a->npages; p++) {
+			const struct sim_page *pg = &s->page[a->slot + p];
+
+			if ((pg->pte & PTE_PRESENT) && !(pg->pte & PTE_KSM_ZERO) &&
+			    2 * (uint64_t)s->frame[pg->frame].mapcount > room)
+				return true;
+		}
+	}
+	return false;
+}
+
 int sim_fork(struct sim *s, int parent)
 {
 	uint32_t narea = s->narea;
@@ -377,6 +403,8 @@ int sim_fork(struct sim *s, int parent)
 	sim_memo_break(s); /* the scan's order or its pages may change */
 	if (s->mm[parent].state != MM_ALIVE)
 		return -EINVAL;
+	if (fork_overflows(s, parent))
+		return -ENOMEM; /* a frame would be mapped more than SIM_MAX_MAPCOUNT times */
 	child = sim_process_new(s);
 	if (child < 0)
 		return child;

@@ -57,16 +57,16 @@ tested:
 
 static bool thp_all(struct sim *s, uint32_t slot, uint32_t frame)
 {
-	struct sim_frame *head = &s->frame[folio_head(frame)];
+	uint8_t *seen = &s->folio_seen[folio_head(frame) / SIM_THP_PAGES];
 
-	if (head->pmd_seen == scan_marker(s))
+	if (*seen == scan_marker(s))
 		return true;
 	if (!(s->page[slot].pte & PTE_DIRTY))
 		return false;
 	clean_folio(s, slot, frame);
 	s->work.thp_flushes++;
 	sim_charge(s, s->cfg.costs.thp_flush_ns);
-	head->pmd_seen = scan_marker(s);
+	*seen = scan_marker(s);
 	return true;
 }
 

@@ -9,6 +9,7 @@
  * in pieces is the same batch.
  */
 #include <check.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,12 +64,12 @@ START_TEST(a_region_too_large_is_refused_at_its_size_line)
 			       NULL, BUDGET_22G, &est, err, sizeof(err)),
 			 -1);
 	assert_starts(err, "t.wl:12: [region vm] size = 2t needs ");
-	ck_assert_msg(strstr(err, "48 bytes a page") && strstr(err, "22.0 GiB available"), "%s",
+	ck_assert_msg(strstr(err, "44 bytes a page") && strstr(err, "22.0 GiB available"), "%s",
 		      err);
-	/* 2 TiB of 4 KiB pages at 48 bytes each: 24 GiB, more than 22 */
-	ck_assert_uint_ge(est.page_bytes, UINT64_C(24) * GIB);
+	/* 2 TiB of 4 KiB pages at 44 bytes each: 22 GiB, and the rest makes it more */
+	ck_assert_uint_ge(est.page_bytes, UINT64_C(22) * GIB);
 	ck_assert_uint_eq(est.pages, (UINT64_C(2) << 40) / 4096 + 10);
-	ck_assert_uint_eq(est.page_cost, 48);
+	ck_assert_uint_eq(est.page_cost, 44);
 }
 END_TEST
 
@@ -241,6 +242,43 @@ START_TEST(page_captures_count)
 }
 END_TEST
 
+/*
+ * A frame's mapcount is 23 bits: max_page_sharing above half of that is
+ * refused, in [global] and in an event naming its line, and the machine's
+ * own store says ERANGE; the largest it takes is accepted.
+ */
+START_TEST(a_max_page_sharing_past_a_frames_mapcount_is_refused)
+{
+	struct sim_estimate est;
+	struct sim_config cfg;
+	struct sim *s;
+	char err[1024];
+
+	ck_assert_int_eq(admit("[global]\nscans = 2\nmax_page_sharing = 4194304\n[region a]\n"
+			       "pages = 10\nfill = same\nvalue = 1\n",
+			       NULL, BUDGET_22G, &est, err, sizeof(err)),
+			 -1);
+	assert_starts(err, "t.wl: [global] max_page_sharing = 4194304: the simulator takes at "
+			   "most 4194303");
+	ck_assert_int_eq(admit("[global]\nscans = 2\n[region a]\npages = 10\nfill = same\n"
+			       "value = 1\n[event e]\nat = after-scan:1\naction = set\n"
+			       "set = max_page_sharing=5000000\n",
+			       NULL, BUDGET_22G, &est, err, sizeof(err)),
+			 -1);
+	assert_starts(err, "t.wl:7: [event e] set = max_page_sharing=5000000: the simulator");
+	ck_assert_int_eq(admit("[global]\nscans = 2\nmax_page_sharing = 4194303\n[region a]\n"
+			       "pages = 10\nfill = same\nvalue = 1\n",
+			       NULL, BUDGET_22G, &est, err, sizeof(err)),
+			 0);
+	sim_config_default(&cfg);
+	s = sim_new(&cfg, err, sizeof(err));
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_MAX_PAGE_SHARING, 4194304), ERANGE);
+	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_MAX_PAGE_SHARING, 4194303), 0);
+	sim_free(s);
+}
+END_TEST
+
 /* --- one tebibyte fits ---------------------------------------------------------- */
 
 START_TEST(one_tib_is_accepted_in_22_gib)
@@ -256,12 +294,12 @@ START_TEST(one_tib_is_accepted_in_22_gib)
 			 "[region vm]\nsize = 1t\n%s", fills[i]);
 		ck_assert_msg(admit(text, NULL, BUDGET_22G, &est, err, sizeof(err)) == 0, "%s: %s",
 			      fills[i], err);
-		/* 48 bytes a page, and little else: 12 GiB and some */
+		/* 44 bytes a page, and little else: 11 GiB and some */
 		ck_assert_uint_eq(est.pages, UINT64_C(1) << 28);
-		ck_assert_uint_ge(est.bytes, UINT64_C(12) * GIB);
-		ck_assert_uint_le(est.bytes, UINT64_C(13) * GIB);
+		ck_assert_uint_ge(est.bytes, UINT64_C(11) * GIB);
+		ck_assert_uint_le(est.bytes, UINT64_C(12) * GIB);
 	}
-	/* 2 TiB is more than 22 GiB can hold at 48 bytes a page */
+	/* 2 TiB is more than 22 GiB can hold at 44 bytes a page */
 	ck_assert_int_eq(admit("[global]\nscans = 2\n[region vm]\nsize = 2t\nfill = unique\n", NULL,
 			       BUDGET_22G, &est, err, sizeof(err)), -1);
 }
@@ -470,8 +508,8 @@ START_TEST(a_detectors_item_state_is_counted)
 	ck_assert_int_eq(admit(text, NULL, BUDGET_22G, &sum, err, sizeof(err)), 0);
 	snprintf(text, sizeof(text), fmt, "partial");
 	ck_assert_int_eq(admit(text, NULL, BUDGET_22G, &part, err, sizeof(err)), 0);
-	ck_assert_uint_eq(sum.page_cost, 48);
-	ck_assert_uint_eq(part.page_cost, 60);
+	ck_assert_uint_eq(sum.page_cost, 44);
+	ck_assert_uint_eq(part.page_cost, 56);
 	ck_assert_uint_ge(part.page_bytes - sum.page_bytes, 12 * sum.pages);
 #ifdef __SANITIZE_ADDRESS__
 	return; /* shadow memory and redzones are not the simulator's */
@@ -591,6 +629,7 @@ static Suite *sim_admit_suite(void)
 	tcase_add_test(tc, every_scan_writes_are_counted_and_bounded);
 	tcase_add_test(tc, a_time_stop_without_a_shortest_batch_is_refused_at_the_time_line);
 	tcase_add_test(tc, page_captures_count);
+	tcase_add_test(tc, a_max_page_sharing_past_a_frames_mapcount_is_refused);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fits");
 	tcase_set_timeout(tc, 60);

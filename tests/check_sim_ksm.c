@@ -832,6 +832,31 @@ START_TEST(fork_child_merges_on_its_first_visit)
 }
 END_TEST
 
+/*
+ * A frame's mapcount is 23 bits (sim_internal.h): a fork that could take one
+ * past it, less the max_page_sharing merges a KSM page may still take, fails
+ * with ENOMEM, and nothing is forked; one mapping fewer and it forks.
+ */
+START_TEST(a_fork_past_a_frames_mapcount_fails)
+{
+	const uint64_t mps = 4194303, n = (8388607 - mps) / 2 + 1;
+	struct fixture f = identical_pages(n, 7, mps);
+	int child;
+
+	full_scan(f.s);
+	full_scan(f.s);
+	ck_assert_int_eq(counter(f.s, TRACE_PAGES_SHARING), (int64_t)n - 1); /* mapped n times */
+	ck_assert_int_eq(sim_fork(f.s, f.mm), -ENOMEM);
+	ck_assert_int_eq(sim_nprocesses(f.s), 1);
+	ck_assert_int_eq(sim_madvise(f.s, f.area, 0, 1, false), 0); /* unmerge one */
+	child = sim_fork(f.s, f.mm);
+	ck_assert_int_ge(child, 1);
+	ck_assert_int_eq(sim_page_frame(f.s, sim_area_find(f.s, child, 0), 1),
+			 sim_page_frame(f.s, f.area, 1));
+	sim_free(f.s);
+}
+END_TEST
+
 START_TEST(forked_ksm_pages_exceed_max_page_sharing)
 {
 	struct fixture f = identical_pages(4, 7, 4);
@@ -1089,6 +1114,7 @@ static Suite *sim_ksm_suite(void)
 	tc = tcase_create("processes");
 	tcase_add_test(tc, fork_child_merges_on_its_first_visit);
 	tcase_add_test(tc, forked_ksm_pages_exceed_max_page_sharing);
+	tcase_add_test(tc, a_fork_past_a_frames_mapcount_fails);
 	tcase_add_test(tc, exit_frees_items_when_ksmd_passes);
 	tcase_add_test(tc, late_registration_is_scanned_after_a_full_scan);
 	suite_add_tcase(s, tc);
