@@ -1114,9 +1114,14 @@ static Suite *sim_ksm_suite(void)
 	tc = tcase_create("processes");
 	tcase_add_test(tc, fork_child_merges_on_its_first_visit);
 	tcase_add_test(tc, forked_ksm_pages_exceed_max_page_sharing);
-	tcase_add_test(tc, a_fork_past_a_frames_mapcount_fails);
 	tcase_add_test(tc, exit_frees_items_when_ksmd_passes);
 	tcase_add_test(tc, late_registration_is_scanned_after_a_full_scan);
+	suite_add_tcase(s, tc);
+
+	/* two million pages merged: seconds under the sanitizers */
+	tc = tcase_create("limits");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, a_fork_past_a_frames_mapcount_fails);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("bulk");
