@@ -197,14 +197,19 @@ static uint64_t region_copies(const struct workload *wl, size_t r)
 	return copies;
 }
 
+/* Does event @ev set @knob, as the kernel accepts? */
+static bool sets_knob(const struct wl_event *ev, enum wl_knob knob)
+{
+	return ev->action == WL_ACT_SET && ev->knob == knob && ev->expect == WL_EXPECT_OK;
+}
+
 /* The smallest value a knob takes: its [global] value or any set event's. */
 static uint64_t knob_min(const struct workload *wl, enum wl_knob knob)
 {
 	uint64_t v = wl->knobs[knob];
 
 	for (size_t i = 0; i < wl->nevents; i++)
-		if (wl->events[i].action == WL_ACT_SET && wl->events[i].knob == knob &&
-		    wl->events[i].expect == WL_EXPECT_OK && wl->events[i].knob_value < v)
+		if (sets_knob(&wl->events[i], knob) && wl->events[i].knob_value < v)
 			v = wl->events[i].knob_value;
 	return v;
 }
@@ -218,9 +223,7 @@ static long page_sharing_too_large(const struct workload *wl)
 	if (wl->knobs[WL_KNOB_MAX_PAGE_SHARING] > SIM_MAX_PAGE_SHARING)
 		return (long)wl->nevents;
 	for (size_t i = 0; i < wl->nevents; i++)
-		if (wl->events[i].action == WL_ACT_SET &&
-		    wl->events[i].knob == WL_KNOB_MAX_PAGE_SHARING &&
-		    wl->events[i].expect == WL_EXPECT_OK &&
+		if (sets_knob(&wl->events[i], WL_KNOB_MAX_PAGE_SHARING) &&
 		    wl->events[i].knob_value > SIM_MAX_PAGE_SHARING)
 			return (long)i;
 	return -1;
@@ -692,7 +695,7 @@ static uint64_t page_pools(const struct workload *wl)
 	/* and a THP folio marker per 512 frames (sim.folio_seen) */
 	return add(add(add(mul(p.slots_cap, add(sizeof(struct sim_page), p.item_bytes)),
 			   mul(p.frames_cap, sizeof(struct sim_frame))),
-		       p.frames_cap / SIM_THP_PAGES + 1),
+		       SIM_FOLIOS(p.frames_cap)),
 		   p.slack);
 }
 

@@ -175,7 +175,7 @@ _Static_assert(sizeof(struct sim_work) % 8 == 0, "struct sim_work is made of uin
 	F(flags, (uint8_t)(r->flags & ~FRAME_CSUM_VALID), SIM_FRAME_MAPPED, STATE, KEEP) \
 	F(pmd_seen, sim_frame_pmd_seen(s, r), SIM_FRAME_MAPPED, STATE, KEEP)            \
 	F(checksum, r->checksum, r->flags & FRAME_CSUM_VALID, CACHE, KEEP)              \
-	F(checksum_valid, (int)(r->flags & FRAME_CSUM_VALID), SIM_FRAME_MAPPED, CACHE, KEEP)
+	F(checksum_valid, r->flags & FRAME_CSUM_VALID, SIM_FRAME_MAPPED, CACHE, KEEP)
 
 /* A stable node: what each kind has (sim_internal.h, struct sim_snode). */
 #define SIM_SNODE_LIVE (r->kind != SNODE_FREE)
@@ -220,7 +220,7 @@ _Static_assert(sizeof(struct sim_work) % 8 == 0, "struct sim_work is made of uin
 	P(page, slots_cap, (S)->nslots, sizeof(*(S)->page))                             \
 	P(item_state, items_cap, (S)->item_bytes ? (S)->nslots : 0, (S)->item_bytes)    \
 	P(frame, frames_cap, (S)->nframes, sizeof(*(S)->frame))                         \
-	P(folio_seen, folios_cap, ((S)->nframes + SIM_THP_PAGES - 1) / SIM_THP_PAGES, 1) \
+	P(folio_seen, folios_cap, SIM_FOLIOS((S)->nframes), 1)                          \
 	P(snode, snodes_cap, (S)->nsnodes, sizeof(*(S)->snode))
 
 #endif

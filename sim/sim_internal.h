@@ -332,7 +332,9 @@ static inline const struct wl_kernel_row *sim_kernel_row(const struct sim *s)
 	return s->kernel_row;
 }
 
-/* Layouts of the two kinds of tree (links inside rmap items or snodes). */
+/* THP folio markers (sim.folio_seen) that @frames frame ids span. */
+#define SIM_FOLIOS(frames) (((frames) + SIM_THP_PAGES - 1) / SIM_THP_PAGES)
+
 /*
  * The dirty detector's folio marker as frame @f holds it (the image's
  * pmd_seen): its folio's when @f is the folio's first frame, else 0.
@@ -344,6 +346,7 @@ static inline uint8_t sim_frame_pmd_seen(const struct sim *s, const struct sim_f
 	return id % SIM_THP_PAGES ? 0 : s->folio_seen[id / SIM_THP_PAGES];
 }
 
+/* Layouts of the two kinds of tree (links inside rmap items or snodes). */
 static inline struct rb_layout sim_unstable_layout(const struct sim *s)
 {
 	return (struct rb_layout){ (char *)s->page, sizeof(struct sim_page),

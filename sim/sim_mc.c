@@ -283,7 +283,7 @@ int sim_copy_pages_and_frames(struct sim *dst, const struct sim *src)
 	    copy_pool((void **)&dst->frame, &dst->frames_cap, src->frame, src->nframes,
 		      sizeof(*src->frame)) != 0 ||
 	    copy_pool((void **)&dst->folio_seen, &dst->folios_cap, src->folio_seen,
-		      (src->nframes + SIM_THP_PAGES - 1) / SIM_THP_PAGES, 1) != 0)
+		      SIM_FOLIOS(src->nframes), 1) != 0)
 		return -1;
 	dst->nslots = src->nslots;
 	dst->nframes = src->nframes;

@@ -143,8 +143,7 @@ static int grow_frames(struct sim *s, uint32_t need, bool doubling)
 
 	if (how((void **)&s->frame, &s->frames_cap, need, sizeof(*s->frame)))
 		return -1;
-	return reserve((void **)&s->folio_seen, &s->folios_cap,
-		       s->frames_cap / SIM_THP_PAGES + 1, 1);
+	return reserve((void **)&s->folio_seen, &s->folios_cap, SIM_FOLIOS(s->frames_cap), 1);
 }
 
 /* A frame as new: zeroed, and its folio's marker when it is a folio's first. */
