@@ -5,7 +5,9 @@
  * Plain tokens are workload values (a repeated 8-byte word). Patched contents
  * keep their base word and the bytes that differ from it: inside the entry
  * when they all lie within 8 bytes (the window starts at the first of them,
- * or at the last word of the page), else as a sorted array.
+ * or at the last word of the page), else as a sorted array. A fresh value
+ * written over a plain page is a word token instead: the value's count and a
+ * site (base and offset) of the store, with no entry.
  * Two representations of equal bytes would break KSM's equality, so every
  * content is canonical: patches never repeat the base byte, uniform pages are
  * plain tokens, and patched contents are interned through an additive hash of
@@ -248,7 +250,34 @@ static uint32_t plain_checksum(uint64_t word)
 
 static struct sim_patched *entry_of(const struct sim_content_store *cs, uint64_t token)
 {
+	assert(sim_content_has_entry(token));
 	return &cs->entry[token - SIM_TOKEN_PATCHED];
+}
+
+/* --- word tokens: a fresh value over a plain page, with no entry ------------ */
+
+static bool is_word(uint64_t token)
+{
+	return token >= SIM_TOKEN_WORD;
+}
+
+static const struct sim_word_site *site_of(const struct sim_content_store *cs, uint64_t token)
+{
+	return &cs->site[(token - SIM_TOKEN_WORD) >> SIM_WORD_SITE_SHIFT];
+}
+
+/* The fresh value a word token wrote. */
+static uint64_t word_value(uint64_t token)
+{
+	return CONTENT_FRESH_BASE | (token & SIM_WORD_COUNT_MASK);
+}
+
+/* The 8 bytes of a uniform page of @base at @offset, as a little-endian word. */
+static uint64_t base_bytes_at(uint64_t base, uint32_t offset)
+{
+	unsigned shift = 8 * (offset % CONTENT_WORD_SIZE);
+
+	return shift ? base >> shift | base << (64 - shift) : base;
 }
 
 
@@ -311,7 +340,7 @@ fail:
 
 void sim_content_ref(struct sim_content_store *cs, uint64_t token)
 {
-	if (sim_content_is_patched(token))
+	if (sim_content_has_entry(token))
 		entry_of(cs, token)->refs++;
 }
 
@@ -340,7 +369,7 @@ void sim_content_unref(struct sim_content_store *cs, uint64_t token)
 	struct sim_patched *e;
 	uint32_t id;
 
-	if (!sim_content_is_patched(token))
+	if (!sim_content_has_entry(token))
 		return;
 	id = (uint32_t)(token - SIM_TOKEN_PATCHED);
 	e = &cs->entry[id];
@@ -386,6 +415,13 @@ uint8_t sim_content_byte(const struct sim_content_store *cs, uint64_t token, uin
 
 	if (!sim_content_is_patched(token))
 		return word_byte(token, offset);
+	if (is_word(token)) {
+		const struct sim_word_site *site = site_of(cs, token);
+
+		if (offset - site->offset < CONTENT_WORD_SIZE)
+			return word_byte(word_value(token), offset - site->offset);
+		return word_byte(site->base, offset);
+	}
 	e = entry_of(cs, token);
 	if (!sim_patched_spilled(e)) {
 		if (offset - e->start < SIM_PATCH_WINDOW)
@@ -423,12 +459,32 @@ static struct view entry_view(const struct sim_patched *e, struct sim_patch_byte
 	return (struct view){ e->base, buf, n };
 }
 
+/* A word token's bytes that differ from its site's base, into @buf. */
+static struct view word_view(const struct sim_content_store *cs, uint64_t token,
+			     struct sim_patch_byte buf[SIM_PATCH_WINDOW])
+{
+	const struct sim_word_site *site = site_of(cs, token);
+	uint64_t value = word_value(token);
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++) {
+		uint32_t off = site->offset + k;
+		uint8_t byte = word_byte(value, k);
+
+		if (byte != word_byte(site->base, off))
+			buf[n++] = (struct sim_patch_byte){ (uint16_t)off, byte };
+	}
+	return (struct view){ site->base, buf, n };
+}
+
 static struct view view_of(const struct sim_content_store *cs, uint64_t token,
 			   struct sim_patch_byte buf[SIM_PATCH_WINDOW])
 {
-	if (sim_content_is_patched(token))
-		return entry_view(entry_of(cs, token), buf);
-	return (struct view){ token, NULL, 0 };
+	if (!sim_content_is_patched(token))
+		return (struct view){ token, NULL, 0 };
+	if (is_word(token))
+		return word_view(cs, token, buf);
+	return entry_view(entry_of(cs, token), buf);
 }
 
 uint32_t sim_content_patches(const struct sim_content_store *cs, uint64_t token, uint64_t *base,
@@ -537,10 +593,25 @@ void sim_content_materialize(const struct sim_content_store *cs, uint64_t token,
 	view_materialize(&v, page);
 }
 
+/* H of the 8 bytes of @word at @offset, as the page's bytes there. */
+static uint64_t window_hash(uint64_t word, uint32_t offset)
+{
+	uint64_t h = 0;
+
+	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++)
+		h += position_weight(offset + k) * byte_code(word_byte(word, k));
+	return h;
+}
+
 uint64_t sim_content_bytes_hash(const struct sim_content_store *cs, uint64_t token)
 {
 	if (!sim_content_is_patched(token))
 		return plain_bytes_hash(cs, token);
+	if (is_word(token)) {
+		const struct sim_word_site *site = site_of(cs, token);
+
+		return site->hash_around + window_hash(word_value(token), site->offset);
+	}
 	return entry_of(cs, token)->bytes_hash;
 }
 
@@ -563,7 +634,7 @@ static uint32_t identity_checksum(struct sim_content_store *cs, uint64_t token)
 {
 	if (!sim_content_is_patched(token))
 		return (uint32_t)mix64(token ^ UINT64_C(0x2545f4914f6cdd1d));
-	return (uint32_t)mix64(entry_of(cs, token)->bytes_hash);
+	return (uint32_t)mix64(sim_content_bytes_hash(cs, token));
 }
 
 uint32_t sim_content_checksum_as(struct sim_content_store *cs, uint64_t token,
@@ -792,22 +863,77 @@ static uint64_t intern(struct sim_content_store *cs, uint64_t base, struct patch
 	return add_content(cs, base, pb, npatch, h, listed);
 }
 
+/* The site of @base and @offset: found, or taken while one is left; else -1. */
+static int site_for(struct sim_content_store *cs, uint64_t base, uint32_t offset)
+{
+	struct sim_word_site *site;
+
+	for (uint32_t i = 0; i < cs->nsites; i++)
+		if (cs->site[i].base == base && cs->site[i].offset == offset)
+			return (int)i;
+	if (cs->nsites == SIM_WORD_SITES)
+		return -1;
+	site = &cs->site[cs->nsites];
+	site->base = base;
+	site->offset = offset;
+	site->hash_around = plain_bytes_hash(cs, base) -
+			    window_hash(base_bytes_at(base, offset), offset);
+	return (int)cs->nsites++;
+}
+
+/*
+ * A fresh @value written at @offset over a plain page, or over a word token
+ * of the same offset (which the write overwrites whole), is a word token
+ * (or the plain page itself, when @value is its bytes there): *out, true.
+ * False when the write needs an entry.
+ */
+static bool word_after_write(struct sim_content_store *cs, uint64_t token, uint32_t offset,
+			     uint64_t value, uint64_t *out)
+{
+	uint64_t base;
+	int site;
+
+	if (value < CONTENT_FRESH_BASE || (value & ~CONTENT_FRESH_BASE) > SIM_WORD_COUNT_MASK)
+		return false;
+	if (!sim_content_is_patched(token))
+		base = token;
+	else if (is_word(token) && site_of(cs, token)->offset == offset)
+		base = site_of(cs, token)->base;
+	else
+		return false;
+	if (base_bytes_at(base, offset) == value) {
+		*out = base;
+		return true;
+	}
+	site = site_for(cs, base, offset);
+	if (site < 0)
+		return false;
+	*out = SIM_TOKEN_WORD | (uint64_t)site << SIM_WORD_SITE_SHIFT |
+	       (value & SIM_WORD_COUNT_MASK);
+	return true;
+}
+
 uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, uint32_t offset,
 				 uint64_t value)
 {
 	struct sim_patch_byte buf[SIM_PATCH_WINDOW], small[4 * SIM_PATCH_WINDOW], *patch = small;
-	struct view v = view_of(cs, token, buf);
-	uint64_t h = sim_content_bytes_hash(cs, token), ret;
-	uint32_t n, i, after;
 	const bool listed = value < CONTENT_FRESH_BASE;
+	uint32_t n, i, after;
 	struct patch_buf pb;
+	uint64_t h, ret;
+	struct view v;
+
+	if (word_after_write(cs, token, offset, value, &ret))
+		return ret;
+	v = view_of(cs, token, buf);
+	h = sim_content_bytes_hash(cs, token);
 
 	/*
 	 * On a large host each bucket read is a cache miss: start on the old
 	 * content's (the caller's unref unlinks it when this was its last
 	 * frame) so that it overlaps the probe for the new one.
 	 */
-	if (sim_content_is_patched(token) && sim_patched_listed(entry_of(cs, token)))
+	if (sim_content_has_entry(token) && sim_patched_listed(entry_of(cs, token)))
 		__builtin_prefetch(&cs->bucket[(uint32_t)h & (cs->nbuckets - 1)], 1);
 	if (v.npatch + CONTENT_WORD_SIZE > sizeof(small) / sizeof(small[0])) {
 		patch = malloc((v.npatch + CONTENT_WORD_SIZE) * sizeof(*patch));

@@ -20,6 +20,13 @@
  * Patched contents are reference-counted by the frames that hold them. Fresh
  * values (content_fresh_value) must stay below 2^62 counts.
  *
+ * The commonest patched content of a volatile host, a fresh value written
+ * over a plain page, needs no entry at all: its token (a word token, at or
+ * above SIM_TOKEN_WORD) names a site of the store (the plain base and the
+ * write's offset, one of SIM_WORD_SITES, taken on first use and kept) and
+ * the fresh value's count. Such contents are not reference-counted; when
+ * the sites are taken, or the count does not fit, the write makes an entry.
+ *
  * Size matters (one entry per patched page of a large host): an entry is 32
  * bytes. A write changes at most 8 contiguous bytes, so most patched contents
  * fit an 8-byte window kept inside the entry; only contents whose differing
@@ -38,6 +45,12 @@
 #include "wl_policy.h"
 
 #define SIM_TOKEN_PATCHED (UINT64_C(3) << 62)
+/* Word tokens: SIM_TOKEN_WORD | site << SIM_WORD_SITE_SHIFT | fresh count. */
+#define SIM_TOKEN_WORD (UINT64_C(7) << 61)
+#define SIM_WORD_SITES 8u
+#define SIM_WORD_SITE_SHIFT 57
+#define SIM_WORD_COUNT_MASK ((UINT64_C(1) << SIM_WORD_SITE_SHIFT) - 1)
+_Static_assert(SIM_WORD_SITES <= 1u << (61 - SIM_WORD_SITE_SHIFT), "a word token's site field");
 
 /* One differing byte of a patched content. */
 struct sim_patch_byte {
@@ -74,6 +87,14 @@ struct sim_bucket {
 	uint32_t hash;              /* (uint32_t)entry[id].bytes_hash */
 };
 
+/* Where word tokens' fresh values are written: a plain base and an offset. */
+struct sim_word_site {
+	uint64_t base;
+	uint64_t hash_around;       /* byte hash of the base's bytes outside the
+				     * 8 written ones */
+	uint32_t offset;            /* of the written bytes, 0 to 4088 */
+};
+
 struct sim_content_store {
 	struct sim_patched *entry;  /* [1, nentries): entry 0 unused */
 	uint32_t nentries, cap;
@@ -82,15 +103,24 @@ struct sim_content_store {
 	uint32_t nbuckets;          /* power of two, at most 3/4 full */
 	uint32_t live;
 	uint64_t lane_weight[8];    /* byte-hash weight of each lane of a word */
+	uint32_t nsites;            /* sites taken, never given back */
+	struct sim_word_site site[SIM_WORD_SITES];
 };
 
 int sim_content_store_init(struct sim_content_store *cs);
 void sim_content_store_free(struct sim_content_store *cs);
 int sim_content_store_clone(struct sim_content_store *dst, const struct sim_content_store *src);
 
+/* Is the content other than a plain value (an entry's or a word token)? */
 static inline bool sim_content_is_patched(uint64_t token)
 {
 	return token >= SIM_TOKEN_PATCHED;
+}
+
+/* Does the content live in an entry (patched, and not a word token)? */
+static inline bool sim_content_has_entry(uint64_t token)
+{
+	return token >= SIM_TOKEN_PATCHED && token < SIM_TOKEN_WORD;
 }
 
 /*
@@ -115,7 +145,7 @@ static inline void sim_content_prefetch(const struct sim_content_store *cs, uint
 {
 	const struct sim_patched *e;
 
-	if (!sim_content_is_patched(token))
+	if (!sim_content_has_entry(token))
 		return;
 	e = &cs->entry[token - SIM_TOKEN_PATCHED];
 	if (stage == 0) {

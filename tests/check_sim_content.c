@@ -1,7 +1,7 @@
 /*
  * check_sim_content.c - tests of the simulator's building blocks that stand
  * alone: compact page contents (sim_content.c: memcmp order, checksums,
- * canonical tokens and the fresh values' unlisted ones, each checked against
+ * canonical tokens, the fresh values' unlisted ones and word tokens, each checked against
  * the real 4 KiB bytes) and the
  * kernel-shaped red-black tree (sim_rbtree.c: invariants after random inserts
  * and erases, order, replace).
@@ -276,6 +276,118 @@ START_TEST(equal_bytes_from_different_bases_share_one_token)
 }
 END_TEST
 
+/* Write @value at @offset over @token's page, as a frame would: ref the new, unref the old. */
+static uint64_t rewrite(struct sim_content_store *cs, uint64_t token, uint32_t offset,
+			uint64_t value)
+{
+	uint64_t t = sim_content_after_write(cs, token, offset, value);
+
+	ck_assert_uint_ne(t, UINT64_MAX);
+	sim_content_ref(cs, t);
+	sim_content_unref(cs, token);
+	return t;
+}
+
+/* Two tokens name the same bytes, in every way a visit asks. */
+static void assert_same_bytes(struct sim_content_store *cs, uint64_t a, uint64_t b,
+			      const uint8_t *real)
+{
+	uint8_t mat[CONTENT_PAGE_SIZE];
+
+	sim_content_materialize(cs, a, mat);
+	ck_assert_mem_eq(mat, real, CONTENT_PAGE_SIZE);
+	sim_content_materialize(cs, b, mat);
+	ck_assert_mem_eq(mat, real, CONTENT_PAGE_SIZE);
+	ck_assert_int_eq(sim_content_cmp(cs, a, b), 0);
+	ck_assert_uint_eq(sim_content_bytes_hash(cs, a), sim_content_bytes_hash(cs, b));
+	ck_assert_uint_eq(sim_content_checksum_as(cs, a, WL_CHECKSUM_CONTENT),
+			  sim_content_checksum_as(cs, b, WL_CHECKSUM_CONTENT));
+	ck_assert_uint_eq(sim_content_checksum(cs, a), content_checksum(real));
+	ck_assert_uint_eq(sim_content_checksum(cs, b), content_checksum(real));
+}
+
+/*
+ * A fresh value over a plain page is a word token, with no entry; the same
+ * bytes reached through an entry (a listed write first) are the same bytes
+ * in order, hash and both checksums.
+ */
+START_TEST(a_fresh_write_over_a_plain_page_needs_no_entry)
+{
+	const uint64_t fresh = content_fresh_value(41), fresh2 = content_fresh_value(42);
+	struct sim_content_store cs;
+	uint8_t real[CONTENT_PAGE_SIZE];
+	uint64_t a, b, c;
+	uint32_t entries;
+
+	ck_assert_int_eq(sim_content_store_init(&cs), 0);
+	a = rewrite(&cs, 7, 4088, fresh);
+	ck_assert(sim_content_is_patched(a) && !sim_content_has_entry(a));
+	ck_assert_uint_eq(cs.nentries, 1); /* entry 0 only: none was made */
+	b = rewrite(&cs, rewrite(&cs, 7, 4088, 99), 4088, fresh);
+	ck_assert(sim_content_has_entry(b));
+	content_fill(real, 7);
+	content_write(real, 4088, fresh);
+	assert_same_bytes(&cs, a, b, real);
+	ck_assert_uint_eq(sim_content_byte(&cs, a, 4095), real[4095]);
+	ck_assert_uint_eq(sim_content_byte(&cs, a, 4087), real[4087]);
+
+	/* the next fresh value at the same offset: another word token, no entry */
+	entries = cs.nentries;
+	c = rewrite(&cs, a, 4088, fresh2);
+	ck_assert(!sim_content_has_entry(c) && c != a);
+	ck_assert_uint_eq(cs.nentries, entries);
+	/* the base's word back: the plain page */
+	ck_assert_uint_eq(sim_content_after_write(&cs, c, 4088, 7), 7);
+	/* a second offset: an entry holding both writes */
+	content_write(real, 4088, fresh2);
+	content_write(real, 0, fresh);
+	b = rewrite(&cs, b, 4088, fresh2);
+	b = rewrite(&cs, b, 0, fresh);
+	c = rewrite(&cs, c, 0, fresh);
+	ck_assert(sim_content_has_entry(c));
+	assert_same_bytes(&cs, b, c, real);
+	sim_content_unref(&cs, b);
+	sim_content_unref(&cs, c);
+	ck_assert_uint_eq(cs.live, 0);
+	for (uint32_t i = 1; i < cs.nentries; i++)
+		ck_assert_uint_eq(cs.entry[i].refs, 0);
+	sim_content_store_free(&cs);
+}
+END_TEST
+
+/* Sites are few and kept: once they are taken, and for a count past the
+ * token's field, a fresh write makes an entry, with the same bytes. */
+START_TEST(past_the_sites_a_fresh_write_makes_an_entry)
+{
+	const uint64_t huge = CONTENT_FRESH_BASE | (SIM_WORD_COUNT_MASK + 1);
+	struct sim_content_store cs;
+	uint8_t real[CONTENT_PAGE_SIZE];
+	uint64_t t[SIM_WORD_SITES + 1];
+
+	ck_assert_int_eq(sim_content_store_init(&cs), 0);
+	for (uint32_t i = 0; i <= SIM_WORD_SITES; i++) {
+		t[i] = rewrite(&cs, 100 + i, 2044, content_fresh_value(i));
+		ck_assert_int_eq(sim_content_has_entry(t[i]), i == SIM_WORD_SITES);
+		content_fill(real, 100 + i);
+		content_write(real, 2044, content_fresh_value(i));
+		assert_same_bytes(&cs, t[i], t[i], real);
+	}
+	ck_assert_uint_eq(cs.nsites, SIM_WORD_SITES);
+	/* a taken site serves every page of its base and offset */
+	ck_assert(!sim_content_has_entry(rewrite(&cs, 100, 2044, content_fresh_value(77))));
+	t[0] = rewrite(&cs, t[0], 2044, huge);
+	ck_assert(sim_content_has_entry(t[0]));
+	content_fill(real, 100);
+	content_write(real, 2044, huge);
+	assert_same_bytes(&cs, t[0], t[0], real);
+	for (uint32_t i = 0; i <= SIM_WORD_SITES; i++)
+		sim_content_unref(&cs, t[i]);
+	for (uint32_t i = 1; i < cs.nentries; i++)
+		ck_assert_uint_eq(cs.entry[i].refs, 0);
+	sim_content_store_free(&cs);
+}
+END_TEST
+
 START_TEST(clone_is_independent)
 {
 	struct sim_content_store cs, copy;
@@ -460,6 +572,8 @@ static Suite *sim_content_suite(void)
 	tcase_add_test(tc, writing_the_old_bytes_back_restores_the_plain_token);
 	tcase_add_test(tc, overwriting_every_word_gives_the_other_plain_token);
 	tcase_add_test(tc, equal_bytes_from_different_bases_share_one_token);
+	tcase_add_test(tc, a_fresh_write_over_a_plain_page_needs_no_entry);
+	tcase_add_test(tc, past_the_sites_a_fresh_write_makes_an_entry);
 	tcase_add_test(tc, clone_is_independent);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("rbtree");
