@@ -614,6 +614,8 @@ static bool page_is_steady(const struct sim *s, uint32_t slot)
  * pages_scanned advanced), in the same order. Returns how many; 0 leaves
  * everything else, run ends included, to sim_ksmd_step().
  */
+#define STEADY_PREFETCH_SLOTS 64u
+
 static uint64_t steady_run(struct sim *s, uint64_t max)
 {
 	uint32_t mm = s->scan.mm;
@@ -632,6 +634,7 @@ static uint64_t steady_run(struct sim *s, uint64_t max)
 	for (vpn = s->scan.address; n < max && vpn < a->start + a->npages; vpn++, n++) {
 		uint32_t slot = a->slot + (uint32_t)(vpn - a->start);
 
+		__builtin_prefetch(&s->page[slot + STEADY_PREFETCH_SLOTS]);
 		/* no item passed over (get_rmap_item would free it) */
 		if (s->scan.rmap_from != vpn || !page_is_steady(s, slot))
 			break;
