@@ -386,10 +386,15 @@ void sim_content_unref(struct sim_content_store *cs, uint64_t token)
 	cs->free_head = id;
 }
 
-/* Byte @k (0-7) of an inline window. */
-static uint8_t window_byte(const struct sim_patched *e, uint32_t k)
+/*
+ * Byte @offset of a page of @base whose 8 bytes at @start are @window (an
+ * inline entry's, or a word token's fresh value).
+ */
+static uint8_t windowed_byte(uint64_t base, uint64_t window, uint32_t start, uint32_t offset)
 {
-	return (uint8_t)(e->window >> (8 * k));
+	if (offset - start < SIM_PATCH_WINDOW)
+		return word_byte(window, offset - start);
+	return word_byte(base, offset);
 }
 
 /* How many of the @n sorted patches lie before byte @offset. */
@@ -418,16 +423,11 @@ uint8_t sim_content_byte(const struct sim_content_store *cs, uint64_t token, uin
 	if (is_word(token)) {
 		const struct sim_word_site *site = site_of(cs, token);
 
-		if (offset - site->offset < CONTENT_WORD_SIZE)
-			return word_byte(word_value(token), offset - site->offset);
-		return word_byte(site->base, offset);
+		return windowed_byte(site->base, word_value(token), site->offset, offset);
 	}
 	e = entry_of(cs, token);
-	if (!sim_patched_spilled(e)) {
-		if (offset - e->start < SIM_PATCH_WINDOW)
-			return window_byte(e, offset - e->start);
-		return word_byte(e->base, offset);
-	}
+	if (!sim_patched_spilled(e))
+		return windowed_byte(e->base, e->window, e->start, offset);
 	lo = patches_before(e->patch, e->npatch, offset);
 	if (lo < e->npatch && e->patch[lo].offset == offset)
 		return e->patch[lo].byte;
@@ -441,22 +441,32 @@ struct view {
 	uint32_t npatch;
 };
 
-/* The entry's patches, decoded into @buf when they are inline. */
-static struct view entry_view(const struct sim_patched *e, struct sim_patch_byte buf[SIM_PATCH_WINDOW])
+/* A page of @base with @window at @start: the bytes that differ, into @buf. */
+static struct view windowed_view(uint64_t base, uint64_t window, uint32_t start,
+				 struct sim_patch_byte buf[SIM_PATCH_WINDOW])
 {
 	uint32_t n = 0;
 
-	if (sim_patched_spilled(e))
-		return (struct view){ e->base, e->patch, e->npatch };
 	for (uint32_t k = 0; k < SIM_PATCH_WINDOW; k++) {
-		uint32_t off = e->start + k;
-		uint8_t byte = window_byte(e, k);
+		uint32_t off = start + k;
+		uint8_t byte = word_byte(window, k);
 
-		if (byte != word_byte(e->base, off))
+		if (byte != word_byte(base, off))
 			buf[n++] = (struct sim_patch_byte){ (uint16_t)off, byte };
 	}
-	assert(n == e->npatch);
-	return (struct view){ e->base, buf, n };
+	return (struct view){ base, buf, n };
+}
+
+/* The entry's patches, decoded into @buf when they are inline. */
+static struct view entry_view(const struct sim_patched *e, struct sim_patch_byte buf[SIM_PATCH_WINDOW])
+{
+	struct view v;
+
+	if (sim_patched_spilled(e))
+		return (struct view){ e->base, e->patch, e->npatch };
+	v = windowed_view(e->base, e->window, e->start, buf);
+	assert(v.npatch == e->npatch);
+	return v;
 }
 
 /* A word token's bytes that differ from its site's base, into @buf. */
@@ -464,17 +474,8 @@ static struct view word_view(const struct sim_content_store *cs, uint64_t token,
 			     struct sim_patch_byte buf[SIM_PATCH_WINDOW])
 {
 	const struct sim_word_site *site = site_of(cs, token);
-	uint64_t value = word_value(token);
-	uint32_t n = 0;
 
-	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++) {
-		uint32_t off = site->offset + k;
-		uint8_t byte = word_byte(value, k);
-
-		if (byte != word_byte(site->base, off))
-			buf[n++] = (struct sim_patch_byte){ (uint16_t)off, byte };
-	}
-	return (struct view){ site->base, buf, n };
+	return windowed_view(site->base, word_value(token), site->offset, buf);
 }
 
 static struct view view_of(const struct sim_content_store *cs, uint64_t token,
