@@ -39,7 +39,8 @@
  *    held by a frame), never more than the writes themselves; the intern
  *    table at most 3/4 full, plus the old table while it is rehashed; and
  *    for contents whose written bytes span more than the 8-byte window, a
- *    spilled array of up to every byte any write can reach.
+ *    spilled array of up to every byte any write can reach. None for the
+ *    pages of a region whose writes are all word tokens (word_regions).
  *  - trace rows: one per full scan plus scan 0, one per batch with per-batch
  *    rows, each with its per-process columns in an allocation of its own;
  *    outcomes; the caller's page captures per scan row, if any.
@@ -155,6 +156,8 @@ struct region_use {
 	uint64_t fixed;       /* pages fixed-value writes can reach */
 	uint64_t unmerged;    /* pages unmerge events reach */
 	uint64_t written;     /* pages any write can reach */
+	uint32_t word_offset; /* the offset of every fresh write here, or UINT32_MAX */
+	bool words;           /* each write here is a word token: no entry (word_regions) */
 };
 
 struct plan {
@@ -380,6 +383,89 @@ static uint64_t count_events(struct plan *pl, uint8_t *reached)
 	return writes;
 }
 
+/*
+ * Calls @fn on every write of @wl, a writer's or an event's, with its region,
+ * offset and value; stops at the first that returns false, and returns false.
+ */
+static bool each_write(const struct workload *wl,
+		       bool (*fn)(size_t, const struct wl_offset *, const struct wl_value *, void *),
+		       void *arg)
+{
+	for (size_t i = 0; i < wl->nwriters; i++)
+		if (!fn(wl->writers[i].region, &wl->writers[i].offset, &wl->writers[i].value, arg))
+			return false;
+	for (size_t i = 0; i < wl->nevents; i++) {
+		const struct wl_event *ev = &wl->events[i];
+
+		if (ev->action == WL_ACT_WRITE && ev->region >= 0 &&
+		    !fn((size_t)ev->region, &ev->offset, &ev->value, arg))
+			return false;
+	}
+	return true;
+}
+
+/* What word_regions() learns as it goes: each region's offset, the sites taken. */
+struct word_scan {
+	struct plan *pl;
+	uint32_t sites;
+};
+
+/*
+ * Is a write one that makes a word token (sim_content.h) every time: a fresh
+ * value at one fixed offset, the same for every write into the region, whose
+ * pages are one plain base (fill = same or zero) that only these writes
+ * change? Counts the region's site when it is first seen.
+ */
+static bool makes_word(size_t r, const struct wl_offset *off, const struct wl_value *v,
+		       void *arg)
+{
+	struct word_scan *ws = arg;
+	enum wl_fill fill = ws->pl->wl->regions[r].fill;
+	uint32_t *offset = &ws->pl->use[r].word_offset;
+
+	if (!v->fresh)
+		return true; /* an entry, counted; it takes no site */
+	if ((fill != WL_FILL_SAME && fill != WL_FILL_ZERO) || off->lo != off->hi)
+		return false;
+	if (*offset == UINT32_MAX)
+		ws->sites++;
+	else if (*offset != off->lo)
+		return false;
+	*offset = off->lo;
+	return true;
+}
+
+static bool fixed_value_into(size_t r, const struct wl_offset *off, const struct wl_value *v,
+			     void *arg)
+{
+	(void)off;
+	return v->fresh || *(size_t *)arg != r;
+}
+
+static bool region_event(const struct workload *wl, size_t r, enum wl_action action);
+
+/*
+ * The regions whose written pages need no entry. Sites are taken by the first
+ * fresh write over each plain base, in any region, and never given back: the
+ * credit holds only when every fresh write of the workload makes a word
+ * token, their (region, offset) sites are at most SIM_WORD_SITES, and nothing
+ * else writes into or discards (back to zeros, another base) such a region.
+ */
+static void word_regions(struct plan *pl)
+{
+	const struct workload *wl = pl->wl;
+	struct word_scan ws = { pl, 0 };
+
+	for (size_t r = 0; r < wl->nregions; r++)
+		pl->use[r].word_offset = UINT32_MAX;
+	if (!each_write(wl, makes_word, &ws) || ws.sites > SIM_WORD_SITES)
+		return;
+	for (size_t r = 0; r < wl->nregions; r++)
+		pl->use[r].words = pl->use[r].word_offset != UINT32_MAX &&
+				   each_write(wl, fixed_value_into, &r) &&
+				   !region_event(wl, r, WL_ACT_DISCARD);
+}
+
 /* Whether some event of @wl does @action to region @r, or to a process holding
  * it (exit, exec, merge-off). */
 static bool region_event(const struct workload *wl, size_t r, enum wl_action action)
@@ -532,7 +618,8 @@ static uint64_t patched_contents(const struct plan *pl, uint64_t writes)
 		const struct region_use *u = &pl->use[r];
 		uint64_t all = mul(pl->wl->regions[r].pages, u->copies);
 
-		n = add(n, min64(all, mul(u->written, u->copies)));
+		if (!u->words)
+			n = add(n, min64(all, mul(u->written, u->copies)));
 	}
 	return min64(n, writes);
 }
@@ -718,6 +805,7 @@ int sim_estimate(const struct workload *wl, const struct sim_admit_options *opt,
 			thp = add(thp, n);
 	}
 	writes = add(count_writers(&pl, reached), count_events(&pl, reached));
+	word_regions(&pl);
 	for (size_t b = 0; b < CONTENT_PAGE_SIZE; b++)
 		pl.span_bytes += reached[b];
 	out->writes = writes;

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sim_content.h"
 #include "sim_driver.h"
 
 #define GIB (UINT64_C(1) << 30)
@@ -322,7 +323,8 @@ START_TEST(writes_make_stable_nodes_and_contents_count)
 		 "value = fresh\noffset = 8\n", base);
 	ck_assert_int_eq(admit(text, NULL, BUDGET_22G, &fresh, err, sizeof(err)), 0);
 	ck_assert_uint_le(fresh.stable_nodes, still.stable_nodes);
-	ck_assert_uint_eq(fresh.contents, 10000);
+	/* each a word token over the plain base: no entry (fresh_words_need_no_entry) */
+	ck_assert_uint_eq(fresh.contents, 0);
 	/* from after scan 2, once merging may have begun: a KSM page per two pages */
 	snprintf(text, sizeof(text), "%s[writer w]\nregion = a\npages = 0-9999\nwhen = every-scan\n"
 		 "value = fresh\noffset = 8\nfrom = 2\n", base);
@@ -338,6 +340,59 @@ START_TEST(writes_make_stable_nodes_and_contents_count)
 		 "value = fresh\noffset = random:0-4088\n", base);
 	ck_assert_int_eq(admit(text, NULL, BUDGET_22G, &random, err, sizeof(err)), 0);
 	ck_assert_uint_ge(random.content_bytes, fresh.content_bytes + 10000 * 4096 * 4);
+}
+END_TEST
+
+/*
+ * Fresh values at one offset over identical pages are word tokens, with no
+ * entry, while the content store's sites last; anything that can take a site
+ * first, or give a page an entry, brings the entries back.
+ */
+START_TEST(fresh_words_need_no_entry_while_sites_last)
+{
+	static const struct {
+		const char *extra;
+		uint64_t contents;
+	} cases[] = {
+		{ "", 0 },
+		/* a second offset: a page written at both holds an entry */
+		{ "[writer v]\nregion = a\npages = 0-99\nwhen = every-scan\nvalue = fresh\n"
+		  "offset = 16\n", 10100 },
+		/* a fixed value: an entry, which later fresh writes copy */
+		{ "[event e]\nat = after-scan:1\naction = write\nregion = a\npages = 0\n"
+		  "value = 3\n", 10001 },
+		/* fresh values over unique pages take the sites first */
+		{ "[region u]\npages = 100\nfill = unique\n[writer v]\nregion = u\n"
+		  "pages = all\nwhen = every-scan\nvalue = fresh\noffset = 0\n", 10100 },
+		/* a discard brings the pages back as zeros, another base */
+		{ "[event d]\nat = after-scan:2\naction = discard\nregion = a\npages = 0-9\n",
+		  10000 },
+	};
+	const char *base = "[global]\nscans = 4\n[region a]\npages = 100000\nfill = same\n"
+			   "value = 1\n[writer w]\nregion = a\npages = 0-9999\nwhen = every-scan\n"
+			   "value = fresh\noffset = 8\n";
+	struct sim_estimate est;
+	char err[1024], text[2048];
+	int n;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "%s%s", base, cases[i].extra);
+		ck_assert_int_eq(admit(text, NULL, BUDGET_22G, &est, err, sizeof(err)), 0);
+		ck_assert_msg(est.contents == cases[i].contents, "case %zu: %llu contents, not %llu",
+			      i, (unsigned long long)est.contents,
+			      (unsigned long long)cases[i].contents);
+	}
+	/* nine regions, nine sites: one more than the store has */
+	for (unsigned k = 1; k <= 9; k++) {
+		n = snprintf(text, sizeof(text), "[global]\nscans = 4\n");
+		for (unsigned r = 0; r < k; r++)
+			n += snprintf(text + n, sizeof(text) - (size_t)n,
+				      "[region r%u]\npages = 10\nfill = same\nvalue = %u\n"
+				      "[writer w%u]\nregion = r%u\npages = all\nwhen = every-scan\n"
+				      "value = fresh\noffset = 0\n", r, r + 1, r, r);
+		ck_assert_int_eq(admit(text, NULL, BUDGET_22G, &est, err, sizeof(err)), 0);
+		ck_assert_uint_eq(est.contents, k <= SIM_WORD_SITES ? 0 : 10 * k);
+	}
 }
 END_TEST
 
@@ -635,6 +690,7 @@ static Suite *sim_admit_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, one_tib_is_accepted_in_22_gib);
 	tcase_add_test(tc, writes_make_stable_nodes_and_contents_count);
+	tcase_add_test(tc, fresh_words_need_no_entry_while_sites_last);
 	tcase_add_test(tc, a_time_stop_has_no_more_rows_or_writes_than_estimated);
 	tcase_add_test(tc, the_estimate_bounds_a_real_run_within_twice);
 	tcase_add_test(tc, a_detectors_item_state_is_counted);
