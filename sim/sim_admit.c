@@ -383,6 +383,24 @@ static uint64_t count_events(struct plan *pl, uint8_t *reached)
 	return writes;
 }
 
+/* Whether some event of @wl does @action to region @r, or to a process holding
+ * it (exit, exec, merge-off). */
+static bool region_event(const struct workload *wl, size_t r, enum wl_action action)
+{
+	for (size_t i = 0; i < wl->nevents; i++) {
+		const struct wl_event *ev = &wl->events[i];
+		bool whole_process = action == WL_ACT_EXIT || action == WL_ACT_EXEC ||
+				     action == WL_ACT_MERGE_OFF;
+
+		if (ev->action == action && whole_process &&
+		    descends_from(wl, ev->process, wl->regions[r].process))
+			return true;
+		if (ev->action == action && ev->region == (long)r)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Calls @fn on every write of @wl, a writer's or an event's, with its region,
  * offset and value; stops at the first that returns false, and returns false.
@@ -435,21 +453,13 @@ static bool makes_word(size_t r, const struct wl_offset *off, const struct wl_va
 	return true;
 }
 
-static bool fixed_value_into(size_t r, const struct wl_offset *off, const struct wl_value *v,
-			     void *arg)
-{
-	(void)off;
-	return v->fresh || *(size_t *)arg != r;
-}
-
-static bool region_event(const struct workload *wl, size_t r, enum wl_action action);
-
 /*
  * The regions whose written pages need no entry. Sites are taken by the first
  * fresh write over each plain base, in any region, and never given back: the
  * credit holds only when every fresh write of the workload makes a word
- * token, their (region, offset) sites are at most SIM_WORD_SITES, and nothing
- * else writes into or discards (back to zeros, another base) such a region.
+ * token, their (region, offset) sites are at most SIM_WORD_SITES, and no
+ * fixed-value write that runs (use->fixed) or discard (back to zeros, another
+ * base) reaches such a region.
  */
 static void word_regions(struct plan *pl)
 {
@@ -461,41 +471,21 @@ static void word_regions(struct plan *pl)
 	if (!each_write(wl, makes_word, &ws) || ws.sites > SIM_WORD_SITES)
 		return;
 	for (size_t r = 0; r < wl->nregions; r++)
-		pl->use[r].words = pl->use[r].word_offset != UINT32_MAX &&
-				   each_write(wl, fixed_value_into, &r) &&
+		pl->use[r].words = pl->use[r].word_offset != UINT32_MAX && pl->use[r].fixed == 0 &&
 				   !region_event(wl, r, WL_ACT_DISCARD);
 }
 
-/* Whether some event of @wl does @action to region @r, or to a process holding
- * it (exit, exec, merge-off). */
-static bool region_event(const struct workload *wl, size_t r, enum wl_action action)
+static bool writes_no_zero_into(size_t r, const struct wl_offset *off, const struct wl_value *v,
+				void *arg)
 {
-	for (size_t i = 0; i < wl->nevents; i++) {
-		const struct wl_event *ev = &wl->events[i];
-		bool whole_process = action == WL_ACT_EXIT || action == WL_ACT_EXEC ||
-				     action == WL_ACT_MERGE_OFF;
-
-		if (ev->action == action && whole_process &&
-		    descends_from(wl, ev->process, wl->regions[r].process))
-			return true;
-		if (ev->action == action && ev->region == (long)r)
-			return true;
-	}
-	return false;
+	(void)off;
+	return v->fresh || v->value != 0 || *(const size_t *)arg != r;
 }
 
 /* A write of the value 0 into region @r (a zero page, with use_zero_pages). */
 static bool writes_zero(const struct workload *wl, size_t r)
 {
-	for (size_t i = 0; i < wl->nwriters; i++)
-		if (wl->writers[i].region == r && !wl->writers[i].value.fresh &&
-		    wl->writers[i].value.value == 0)
-			return true;
-	for (size_t i = 0; i < wl->nevents; i++)
-		if (wl->events[i].action == WL_ACT_WRITE && wl->events[i].region == (long)r &&
-		    !wl->events[i].value.fresh && wl->events[i].value.value == 0)
-			return true;
-	return false;
+	return !each_write(wl, writes_no_zero_into, &r);
 }
 
 /*
