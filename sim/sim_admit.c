@@ -27,7 +27,7 @@
  *      made of two pages, each at most once (a page leaves a KSM page only by
  *      turning unique for good), so one node per two pages, and a chain per
  *      max_page_sharing of them; this assumes the worst interleaving, and
- *      made a forked 512 MiB run's bound 2.3x its real use (check_sim_admit);
+ *      made a forked 512 MiB run's bound 2.1-2.3x its real use (check_sim_admit);
  *    . pages that fixed-value writes, unmerge events or run = 2 reach can
  *      come back to be merged again: a KSM page per page (a live KSM page is
  *      mapped by some page) and a chain per KSM page, two nodes a page;

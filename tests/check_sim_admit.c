@@ -521,7 +521,7 @@ START_TEST(the_estimate_bounds_a_real_run_within_twice)
 		/*
 		 * Forked, then half of the child's copy rewritten once merging has
 		 * begun: the stable-node bound assumes the worst interleaving (a
-		 * KSM page for every two pages), about 3x what this run takes.
+		 * KSM page for every two pages), about 2.1-2.3x what this run takes.
 		 */
 		{ "[region a]\nsize = 512m\nfill = same\nvalue = 7\n[event f]\nat = after-scan:1\n"
 		  "action = fork\nprocess = main\nchild = kid\n[event w]\nat = after-scan:2\n"
