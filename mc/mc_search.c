@@ -678,27 +678,31 @@ static uint8_t settle_of(struct search *st, uint32_t id, uint32_t *stack)
 
 /*
  * After the search: the first recorded state where liveness starts and
- * fails (breadth-first, the shallowest).
+ * fails (breadth-first, the shallowest). The records are settled from the
+ * last to the first: a state's ksmd successor was mostly recorded after it,
+ * so its settle is known by then and each walk is one step, not a chain of
+ * cache misses down to a merged state (a settle does not depend on the
+ * order it is computed in: a walk met in a cycle gives K + 1 either way).
  */
 static int liveness_by_records(struct search *st)
 {
 	size_t nrec = st->sh->nrec;
 	uint32_t *stack = malloc((nrec ? nrec : 1) * sizeof(*stack));
 	unsigned k = st->cfg->liveness_scans;
-	int rc = 0;
+	uint32_t first_failed = NO_ID;
 
 	if (!stack)
 		return oom(st);
-	for (uint32_t id = 0; id < nrec; id++) {
+	for (uint32_t id = (uint32_t)nrec; id-- > 0;) {
 		uint8_t v = settle_of(st, id, stack);
 
-		if ((st->sh->rec[id].flags & REC_APPLIES) && v != SETTLE_UNKNOWN && v > k) {
-			rc = report_bfs(st, MC_INV_LIVENESS, id, NULL, true);
-			break;
-		}
+		if ((st->sh->rec[id].flags & REC_APPLIES) && v != SETTLE_UNKNOWN && v > k)
+			first_failed = id;
 	}
 	free(stack);
-	return rc;
+	if (first_failed == NO_ID)
+		return 0;
+	return report_bfs(st, MC_INV_LIVENESS, first_failed, NULL, true);
 }
 
 /*
