@@ -1,10 +1,11 @@
 /*
  * mc-throughput.c - how fast the model checker explores: bench/mc-throughput
- * [-c] [-j WORKERS] [CONFIG] [RUNS] runs the check of CONFIG (default the
+ * [-c] [-d] [-j WORKERS] [CONFIG] [RUNS] runs the check of CONFIG (default the
  * reference configuration, mc/configs/reference.conf) RUNS times (default 3)
- * on one worker, and prints generated and distinct states, the time, and
- * generated states per second of each run and their median; with -c, one CSV
- * line per run. With -j WORKERS (2 to 8) each run is a pair, one worker then
+ * on one worker, breadth-first or with -d depth-first without a bound (every
+ * run of the bench, the ceiling's included), and prints generated and
+ * distinct states, the time, and generated states per second of each run and
+ * their median; with -c, one CSV line per run. With -j WORKERS (2 to 8) each run is a pair, one worker then
  * WORKERS, side by side, and the speed-up of the pair (one worker's time
  * over the other's) is printed with the median over the pairs: pairing
  * keeps the ratio meaningful when the machine's speed drifts, and the pairs
@@ -37,9 +38,22 @@ static int by_value(const void *a, const void *b)
 struct bench {
 	const char *path;
 	bool csv;
+	bool dfs;         /* depth-first without a bound, not breadth-first */
 	unsigned workers; /* 0: one worker alone, no pairs */
 	int runs;
 };
+
+/* The options of one check of the bench on @workers. */
+static struct mc_options options(const struct bench *b, unsigned workers)
+{
+	struct mc_options opt = { .workers = workers };
+
+	if (b->dfs) {
+		opt.search = MC_SEARCH_DFS;
+		opt.depth = MC_DEPTH_NONE;
+	}
+	return opt;
+}
 
 /*
  * One check on @workers workers; its seconds (its generated states per second
@@ -48,7 +62,7 @@ struct bench {
 static double one_run(const struct bench *b, const struct mc_config *cfg, int run,
 		      unsigned workers, double *per_s)
 {
-	struct mc_options opt = { .workers = workers };
+	struct mc_options opt = options(b, workers);
 	struct mc_result res;
 	char err[256];
 	double seconds, rate;
@@ -80,6 +94,7 @@ static double one_run(const struct bench *b, const struct mc_config *cfg, int ru
 }
 
 struct alone {
+	const struct bench *b;
 	const struct mc_config *cfg;
 	double seconds; /* negative: the check failed */
 };
@@ -87,7 +102,7 @@ struct alone {
 static void *check_alone(void *arg)
 {
 	struct alone *a = arg;
-	struct mc_options opt = { .workers = 1 };
+	struct mc_options opt = options(a->b, 1);
 	struct mc_result res;
 	char err[256];
 
@@ -105,7 +120,7 @@ static void *check_alone(void *arg)
  * @workers one-worker checks at once; the longest one's seconds, or a
  * negative number on failure.
  */
-static double at_once(const struct mc_config *cfg, unsigned workers)
+static double at_once(const struct bench *b, const struct mc_config *cfg, unsigned workers)
 {
 	struct alone a[8];
 	pthread_t tid[8];
@@ -113,7 +128,7 @@ static double at_once(const struct mc_config *cfg, unsigned workers)
 	unsigned started = 0;
 
 	for (unsigned w = 0; w < workers; w++)
-		a[w] = (struct alone){ cfg, -1 };
+		a[w] = (struct alone){ b, cfg, -1 };
 	for (; started < workers; started++)
 		if (pthread_create(&tid[started], NULL, check_alone, &a[started]) != 0)
 			break;
@@ -141,7 +156,7 @@ static int one_pair(const struct bench *b, const struct mc_config *cfg, int r, d
 		many = one_run(b, cfg, r + 1, b->workers, &per_s);
 		one = many < 0 ? -1 : one_run(b, cfg, r + 1, 1, rate);
 	}
-	if (one < 0 || many < 0 || (both = at_once(cfg, b->workers)) < 0)
+	if (one < 0 || many < 0 || (both = at_once(b, cfg, b->workers)) < 0)
 		return -1;
 	*speedup = one / many;
 	*ceiling = b->workers * one / both;
@@ -158,6 +173,8 @@ static int parse_args(int argc, char **argv, struct bench *b)
 	for (; arg < argc && argv[arg][0] == '-'; arg++) {
 		if (strcmp(argv[arg], "-c") == 0)
 			b->csv = true;
+		else if (strcmp(argv[arg], "-d") == 0)
+			b->dfs = true;
 		else if (strcmp(argv[arg], "-j") == 0 && arg + 1 < argc)
 			b->workers = (unsigned)atoi(argv[++arg]);
 		else
@@ -175,13 +192,14 @@ static int parse_args(int argc, char **argv, struct bench *b)
 
 int main(int argc, char **argv)
 {
-	struct bench b = { "mc/configs/reference.conf", false, 0, 3 };
+	struct bench b = { "mc/configs/reference.conf", false, false, 0, 3 };
 	double rate[MAX_RUNS], speedup[MAX_RUNS], ceiling[MAX_RUNS];
 	struct mc_config *cfg;
 	struct mc_error perr;
 
 	if (parse_args(argc, argv, &b) != 0) {
-		fprintf(stderr, "usage: mc-throughput [-c] [-j WORKERS (2-8)] [CONFIG] [RUNS (1-%d)]\n",
+		fprintf(stderr,
+			"usage: mc-throughput [-c] [-d] [-j WORKERS (2-8)] [CONFIG] [RUNS (1-%d)]\n",
 			MAX_RUNS);
 		return 2;
 	}
@@ -205,8 +223,8 @@ int main(int argc, char **argv)
 	qsort(speedup, (size_t)b.runs, sizeof(speedup[0]), by_value);
 	qsort(ceiling, (size_t)b.runs, sizeof(ceiling[0]), by_value);
 	if (!b.csv) {
-		printf("median: %.2fM generated states/s on one worker (%s)\n",
-		       rate[b.runs / 2] / 1e6, b.path);
+		printf("median: %.2fM generated states/s on one worker, %s (%s)\n",
+		       rate[b.runs / 2] / 1e6, b.dfs ? "depth-first" : "breadth-first", b.path);
 		if (b.workers)
 			printf("speed-up from %u workers: median %.2fx over %d pairs (min %.2fx, "
 			       "max %.2fx)\n", b.workers, speedup[b.runs / 2], b.runs, speedup[0],

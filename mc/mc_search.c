@@ -27,6 +27,14 @@
  * worker upgrades only to grow them. Levels end at a join, so depths, counts
  * and the states explored are those of one worker; which parent a state
  * records (and so which shortest trace is printed) may differ.
+ *
+ * A depth-first search without a bound runs on several workers too: each
+ * has its own stack and claims states in the shared set; a worker whose
+ * stack empties asks another, which between two of its steps gives it a
+ * copy of a state it has kept but not entered, the one nearest the start of
+ * its stack. The search ends when every worker is idle. Each state is still
+ * expanded once, so the counts are one worker's; traces come from the
+ * records' parent links.
  */
 #include "config.h"
 #include "mc_internal.h"
@@ -44,6 +52,7 @@
 #define NO_ID UINT32_MAX
 #define MC_MAX_WORKERS 8
 #define MC_CHUNK 8  /* level entries a worker claims at a time */
+#define REC_BLOCK 64 /* record ids a parallel worker takes at a time */
 
 /* settle values besides 0..K+1 */
 #define SETTLE_UNKNOWN 250  /* not computable (not expanded, broken machine) */
@@ -85,6 +94,33 @@ struct settle_point {
 	uint32_t wraps;
 };
 
+#define DFS_BATCH 8 /* successors a frame computes before it asks the visited set */
+
+/*
+ * A state on the depth-first stack. Its successors are computed DFS_BATCH
+ * at a time and asked of the visited set together, so that their slots load
+ * meanwhile; the new ones wait in kid[] and are entered one by one. A state
+ * is marked visited when it is generated, and expanded when its turn comes.
+ */
+struct frame {
+	size_t first, n, next;     /* its enabled actions in st->actions; the next to compute */
+	size_t taken;              /* the action into the state above it on the stack */
+	uint32_t id;               /* st->dfs_records: the state's record */
+	bool merged;
+	struct mc_extra x;
+	unsigned nkids, kid_next;  /* new successors waiting, and the next to enter */
+	struct sim *kid[DFS_BATCH];
+	struct mc_extra kid_x[DFS_BATCH];
+	size_t kid_act[DFS_BATCH];
+	uint32_t kid_id[DFS_BATCH];
+};
+
+struct dfs {
+	struct frame *frame;
+	struct sim **sim;          /* the machine at each depth */
+	size_t cap;
+};
+
 struct search;
 
 /* What the workers of one search share. */
@@ -93,11 +129,13 @@ struct shared {
 	struct mc_bits bits;          /* bitstate DFS: in place of seen */
 	struct record *rec;           /* BFS: per state id */
 	size_t rec_cap;
+	size_t holes;                 /* record ids dropped unused (drop_record_blocks) */
 	bool parallel;                /* more than one worker: lock */
 	pthread_rwlock_t lock;        /* read: using seen and rec; write: growing them */
 	size_t first[MC_MAX_WORKERS]; /* the level being expanded: each worker's first entry */
 	size_t nentries;              /* in the numbering across workers' arenas */
 	int stop;                     /* atomic: a worker found a violation, or failed */
+	int grow_wanted;              /* atomic: workers waiting for the write lock (share_yield) */
 	uint64_t depth;
 	struct search *worker[MC_MAX_WORKERS];
 	unsigned nworkers;
@@ -106,8 +144,18 @@ struct shared {
 	 * beside the pointers above they would be fetched from the other core
 	 * on every read of those.
 	 */
-	_Alignas(64) size_t nrec;     /* the records taken; atomic while workers run */
+	/* the records taken (parallel: in blocks, holes among them); atomic while workers run */
+	_Alignas(64) size_t nrec;
 	_Alignas(64) size_t next;     /* atomic: the next entry to claim */
+	_Alignas(64) unsigned idle;   /* atomic, parallel DFS: workers without a state to explore */
+};
+
+/* A parallel DFS worker's answer to another's request for a state (search.mailbox). */
+enum gift_state {
+	GIFT_NONE,    /* no request out */
+	GIFT_WAITING, /* asked, no answer yet */
+	GIFT_GIVEN,   /* search.gift holds a state to explore */
+	GIFT_REFUSED, /* the one asked had nothing to spare */
 };
 
 struct search {
@@ -131,12 +179,28 @@ struct search {
 	struct mc_effect kid_eff[MC_BATCH];
 	struct mc_extra x0;
 	struct mc_visited settled;    /* simulated runs: machine -> full scans to merge */
-	struct mc_visited_quota quota; /* BFS: this worker's room in the shared set */
+	struct mc_visited_quota quota; /* parallel: this worker's room in the shared set */
+	size_t rec_next, rec_end;     /* parallel: this worker's block of record ids */
 	struct settle_point *path;    /* a simulated run's machines */
 	size_t path_cap;
 	struct mc_action *actions;
 	size_t actions_cap;
 	struct arena level[2];        /* BFS: this worker's part of the level, and of the next */
+	struct dfs dfs;               /* DFS: this worker's stack */
+	unsigned index;               /* in shared.worker[] */
+	/*
+	 * Parallel DFS: a worker whose stack is empty asks another for a state
+	 * by writing its own index into that one's requester; the one asked
+	 * answers, between two of its steps, by copying a state it has kept
+	 * but not entered into the asker's gift and setting the asker's
+	 * mailbox. Each on a line of its own: requester is read at every step
+	 * of its owner and written by others.
+	 */
+	_Alignas(64) int requester;   /* atomic: the worker asking this one, or -1 */
+	_Alignas(64) int mailbox;     /* atomic: enum gift_state */
+	struct sim *gift;
+	struct mc_extra gift_x;
+	uint32_t gift_id;
 	struct timespec start, last_progress;
 	char msg[512];
 	char *err;
@@ -198,10 +262,13 @@ static void share_done(struct shared *sh)
 		pthread_rwlock_unlock(&sh->lock);
 }
 
-/* Room for a record per state the visited set can take before it grows. */
+/*
+ * Room for a record per state the visited set can take before it grows,
+ * and for the ids left unused at the end of each worker's block.
+ */
 static int reserve_records(struct shared *sh)
 {
-	size_t need = sh->seen.cap / 4 * 3 + MC_MAX_WORKERS + 1;
+	size_t need = sh->seen.cap / 4 * 3 + sh->holes + MC_MAX_WORKERS * REC_BLOCK + 1;
 	struct record *grown;
 
 	if (sh->rec_cap >= need)
@@ -219,6 +286,7 @@ static int share_grow(struct shared *sh)
 	int rc = 0;
 
 	if (sh->parallel) {
+		__atomic_fetch_add(&sh->grow_wanted, 1, __ATOMIC_RELAXED);
 		pthread_rwlock_unlock(&sh->lock);
 		pthread_rwlock_wrlock(&sh->lock);
 	}
@@ -227,10 +295,25 @@ static int share_grow(struct shared *sh)
 	if (rc == 0)
 		rc = reserve_records(sh);
 	if (sh->parallel) {
+		__atomic_fetch_sub(&sh->grow_wanted, 1, __ATOMIC_RELAXED);
 		pthread_rwlock_unlock(&sh->lock);
 		pthread_rwlock_rdlock(&sh->lock);
 	}
 	return rc;
+}
+
+/*
+ * A parallel DFS worker holds the read lock throughout, and lets it go
+ * between two of its steps only when another waits to grow the set: the
+ * lock is writer-preferring (setup_workers), so the read lock is not taken
+ * again before the grow is done.
+ */
+static void share_yield(struct shared *sh)
+{
+	if (__atomic_load_n(&sh->grow_wanted, __ATOMIC_RELAXED)) {
+		pthread_rwlock_unlock(&sh->lock);
+		pthread_rwlock_rdlock(&sh->lock);
+	}
 }
 
 static int oom(struct search *st)
@@ -500,6 +583,43 @@ static int arena_push(struct arena *ar, uint32_t id, const struct sim *s, const 
 }
 
 /*
+ * The next record id: one at a time alone; with several workers from a
+ * block of REC_BLOCK the worker takes, so that they do not all write one
+ * count (nor, mostly, each other's records' cache lines).
+ */
+static size_t new_record_id(struct search *st)
+{
+	struct shared *sh = st->sh;
+
+	if (!sh->parallel)
+		return sh->nrec++;
+	if (st->rec_next == st->rec_end) {
+		st->rec_next = __atomic_fetch_add(&sh->nrec, REC_BLOCK, __ATOMIC_RELAXED);
+		st->rec_end = st->rec_next + REC_BLOCK;
+	}
+	return st->rec_next++;
+}
+
+/*
+ * Every worker's unused record ids become holes, which nothing reads (no
+ * state, no settle to compute): between two levels, so that a BFS's ids
+ * stay in the order of the levels, and at the end of a search. Room is
+ * made for the records the next level may take beside them.
+ */
+static int drop_record_blocks(struct shared *sh)
+{
+	for (unsigned w = 0; w < sh->nworkers; w++) {
+		struct search *st = sh->worker[w];
+
+		for (; st->rec_next < st->rec_end; st->rec_next++, sh->holes++)
+			sh->rec[st->rec_next] = (struct record){ .parent = NO_ID,
+								 .ksmd_next = NO_ID,
+								 .settle = SETTLE_UNKNOWN };
+	}
+	return reserve_records(sh);
+}
+
+/*
  * A record for a new state, its id the index (room was reserved with the
  * visited set's slot it was claimed in: reserve_records). @known_merged: the
  * transition to it already found every group merged. Returns the id.
@@ -507,7 +627,7 @@ static int arena_push(struct arena *ar, uint32_t id, const struct sim *s, const 
 static uint32_t record(struct search *st, uint32_t parent, const struct mc_action *a,
 		       const struct sim *s, const struct mc_extra *x, bool known_merged)
 {
-	size_t id = __atomic_fetch_add(&st->sh->nrec, 1, __ATOMIC_RELAXED);
+	size_t id = new_record_id(st);
 	struct record *r = &st->sh->rec[id];
 
 	memset(r, 0, sizeof(*r));
@@ -829,6 +949,8 @@ static int bfs(struct search *st)
 		sh->depth = depth;
 		if ((rc = run_level(st)))
 			return rc;
+		if (drop_record_blocks(sh) != 0)
+			return oom(st);
 		if (next_level(sh))
 			depth++;
 	}
@@ -836,33 +958,6 @@ static int bfs(struct search *st)
 }
 
 /* --- depth-first -------------------------------------------------------------------- */
-
-#define DFS_BATCH 8 /* successors a frame computes before it asks the visited set */
-
-/*
- * A state on the depth-first stack. Its successors are computed DFS_BATCH
- * at a time and asked of the visited set together, so that their slots load
- * meanwhile; the new ones wait in kid[] and are entered one by one. A state
- * is marked visited when it is generated, and expanded when its turn comes.
- */
-struct frame {
-	size_t first, n, next;     /* its enabled actions in st->actions; the next to compute */
-	size_t taken;              /* the action into the state above it on the stack */
-	uint32_t id;               /* st->dfs_records: the state's record */
-	bool merged;
-	struct mc_extra x;
-	unsigned nkids, kid_next;  /* new successors waiting, and the next to enter */
-	struct sim *kid[DFS_BATCH];
-	struct mc_extra kid_x[DFS_BATCH];
-	size_t kid_act[DFS_BATCH];
-	uint32_t kid_id[DFS_BATCH];
-};
-
-struct dfs {
-	struct frame *frame;
-	struct sim **sim;          /* the machine at each depth */
-	size_t cap;
-};
 
 /* Room for a frame at @depth; new frames start without machines. */
 static int dfs_grow(struct dfs *d, size_t depth)
@@ -897,14 +992,21 @@ static void dfs_free(struct dfs *d)
 	free(d->frame);
 }
 
+/*
+ * The trace to the state at @depth, then @last: the stack's actions, or the
+ * records' parent links where there are records (the same path, and the
+ * only one a worker has whose stack starts from another's state).
+ */
 static int dfs_report(struct search *st, struct dfs *d, size_t depth, int inv,
 		      const struct mc_action *last, bool liveness)
 {
-	struct mc_action *path = malloc((depth + 1) * sizeof(*path));
+	struct mc_action *path;
 	size_t n = 0;
 	int rc;
 
-	if (!path)
+	if (st->dfs_records)
+		return report_bfs(st, inv, d->frame[depth].id, last, liveness);
+	if (!(path = malloc((depth + 1) * sizeof(*path))))
 		return oom(st);
 	for (size_t i = 0; i < depth; i++)
 		path[n++] = st->actions[d->frame[i].taken];
@@ -920,20 +1022,48 @@ static int dfs_report(struct search *st, struct dfs *d, size_t depth, int inv,
  * visited set with its depth, so that a state met again nearer the start is
  * expanded again (MC_VISIT_SHALLOWER); or, st->dfs_records, in the visited
  * set with the id its record will have (*id: that id, or the seen state's),
- * room for the record kept with the set's.
+ * room for the record kept with the set's. With several workers the state is
+ * claimed instead, and a new one's id is published at *@slot once recorded
+ * (dfs_record).
  */
-static enum mc_visit dfs_visit(struct search *st, uint64_t fp, uint32_t depth, uint32_t *id)
+static enum mc_visit dfs_visit(struct search *st, uint64_t fp, uint32_t depth, uint32_t *id,
+			       size_t *slot)
 {
+	struct shared *sh = st->sh;
 	enum mc_visit v;
 
-	if (st->sh->bits.word)
-		return mc_bits_add(&st->sh->bits, fp);
+	if (sh->bits.word)
+		return mc_bits_add(&sh->bits, fp);
 	if (!st->dfs_records)
-		return mc_visited_add(&st->sh->seen, fp, depth, NULL);
-	v = mc_visited_add(&st->sh->seen, fp, (uint32_t)st->sh->nrec, id);
+		return mc_visited_add(&sh->seen, fp, depth, NULL);
+	if (sh->parallel) {
+		while ((v = mc_visited_claim(&sh->seen, &st->quota, fp, id, slot)) == MC_VISIT_OOM)
+			if (share_grow(sh) != 0)
+				return MC_VISIT_OOM;
+		return v;
+	}
+	v = mc_visited_add(&sh->seen, fp, (uint32_t)sh->nrec, id);
 	if (v == MC_VISIT_NEW && reserve_records(st->sh) != 0)
 		return MC_VISIT_OOM;
 	return v;
+}
+
+/* A new state's record (dfs_visit said MC_VISIT_NEW); its id, published where claimed. */
+static uint32_t dfs_record(struct search *st, uint32_t parent, const struct mc_action *a,
+			   const struct sim *s, const struct mc_extra *x, bool known_merged,
+			   size_t slot)
+{
+	uint32_t id = record(st, parent, a, s, x, known_merged);
+
+	if (st->sh->parallel)
+		mc_visited_publish(&st->sh->seen, slot, id);
+	return id;
+}
+
+/* A count only its worker writes, which worker 0's progress reads meanwhile. */
+static void count_one(uint64_t *n)
+{
+	__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
 /* st->dfs_records: what the frame's state learns of its action into @id. */
@@ -1069,19 +1199,20 @@ static int dfs_batch(struct search *st, struct dfs *d, size_t depth)
 		const struct mc_action *a = &st->actions[act];
 		enum mc_visit v;
 		uint32_t id = NO_ID;
+		size_t slot = 0;
 		bool live_failed;
 		int inv;
 
-		if ((v = dfs_visit(st, fp[i], (uint32_t)depth + 1, &id)) == MC_VISIT_OOM)
+		if ((v = dfs_visit(st, fp[i], (uint32_t)depth + 1, &id, &slot)) == MC_VISIT_OOM)
 			return oom(st);
 		if (v == MC_VISIT_NEW && st->dfs_records)
-			id = record(st, f->id, a, f->kid[i], &f->kid_x[i], kid_merged[i]);
+			id = dfs_record(st, f->id, a, f->kid[i], &f->kid_x[i], kid_merged[i], slot);
 		if (st->dfs_records)
 			dfs_link(st, f, a, &eff[i], id);
 		if (v == MC_VISIT_SEEN)
 			continue;
 		if (v == MC_VISIT_NEW) {
-			st->res->stats.distinct++;
+			count_one(&st->res->stats.distinct);
 			if ((inv = dfs_new(st, a, f->kid[i], &f->kid_x[i], &live_failed)))
 				return dfs_report(st, d, depth, inv - 1, a, live_failed);
 		}
@@ -1108,37 +1239,98 @@ static int dfs_enter(struct search *st, struct dfs *d, size_t depth)
 	return 2;
 }
 
-static int dfs(struct search *st)
+/* The initial state: remembered, recorded, checked, and pushed at depth 0. */
+static int dfs_initial(struct search *st)
 {
-	struct dfs d = { NULL, NULL, 0 };
-	struct sim *work = st->work;
 	uint64_t fp = state_fp(st->init, &st->x0);
 	bool live_failed;
 	uint32_t id = NO_ID;
+	size_t slot = 0;
+	int rc;
+
+	if (dfs_visit(st, fp, 0, &id, &slot) == MC_VISIT_OOM ||
+	    sim_clone_into(st->child, st->init) != 0)
+		return oom(st);
+	if (st->dfs_records)
+		id = dfs_record(st, NO_ID, NULL, st->init, &st->x0, false, slot);
+	if ((rc = dfs_new(st, NULL, st->child, &st->x0, &live_failed)))
+		return report(st, rc - 1, NULL, 0, live_failed);
+	if (dfs_grow(&st->dfs, 0) != 0 || dfs_push(st, &st->dfs, 0, &st->child, &st->x0, id) != 0)
+		return oom(st);
+	return 0;
+}
+
+/*
+ * The answer to the worker asking this one, if any: a copy of @gift's kept
+ * successor @k, or a refusal. Whether it was given.
+ */
+static bool dfs_answer(struct search *st, const struct frame *gift, unsigned k)
+{
+	struct shared *sh = st->sh;
+	int asker = __atomic_load_n(&st->requester, __ATOMIC_ACQUIRE);
+	struct search *to;
+	int answer = GIFT_REFUSED;
+
+	if (asker < 0)
+		return false;
+	to = sh->worker[asker];
+	if (gift && sim_clone_into(to->gift, gift->kid[k]) == 0) {
+		copy_extra(&to->gift_x, &gift->kid_x[k]);
+		to->gift_id = gift->kid_id[k];
+		/* the asker is no longer idle before it is told, so all idle means done */
+		__atomic_fetch_sub(&sh->idle, 1, __ATOMIC_RELAXED);
+		answer = GIFT_GIVEN;
+	}
+	__atomic_store_n(&st->requester, -1, __ATOMIC_RELAXED);
+	__atomic_store_n(&to->mailbox, answer, __ATOMIC_RELEASE);
+	return answer == GIFT_GIVEN;
+}
+
+/*
+ * Between two steps, a worker asked for a state gives the kept successor
+ * nearest the start of its stack (the largest part of the search it has not
+ * begun), if it has one: it will not enter it itself.
+ */
+static void dfs_give(struct search *st, size_t depth)
+{
+	struct dfs *d = &st->dfs;
+
+	if (__atomic_load_n(&st->requester, __ATOMIC_RELAXED) < 0)
+		return;
+	for (size_t i = 0; i <= depth; i++) {
+		struct frame *f = &d->frame[i];
+
+		if (f->kid_next < f->nkids) {
+			if (dfs_answer(st, f, f->nkids - 1))
+				f->nkids--;
+			return;
+		}
+	}
+	(void)dfs_answer(st, NULL, 0);
+}
+
+/*
+ * Explore from the state on frame 0 until the stack is empty, or the search
+ * stops. 0, or what stopped it (a violation reported: 1, or -1).
+ */
+static int dfs_explore(struct search *st)
+{
+	struct dfs *d = &st->dfs;
+	struct sim *work = st->work;
 	size_t depth = 0;
 	int rc = 0;
 
-	if (dfs_visit(st, fp, 0, &id) == MC_VISIT_OOM || sim_clone_into(st->child, st->init) != 0) {
-		rc = oom(st);
-		goto out;
-	}
-	if (st->dfs_records)
-		id = record(st, NO_ID, NULL, st->init, &st->x0, false);
-	if ((rc = dfs_new(st, NULL, st->child, &st->x0, &live_failed))) {
-		rc = report(st, rc - 1, NULL, 0, live_failed);
-		goto out;
-	}
-	if (dfs_grow(&d, 0) != 0 || dfs_push(st, &d, 0, &st->child, &st->x0, id) != 0) {
-		rc = oom(st);
-		goto out;
-	}
-	while (!rc && !out_of_budget(st)) {
-		struct frame *f = &d.frame[depth];
+	while (!rc && !stopping(st)) {
+		struct frame *f = &d->frame[depth];
 
+		if (st->sh->parallel) {
+			share_yield(st->sh);
+			dfs_give(st, depth);
+		}
 		if (f->kid_next < f->nkids) {
-			rc = dfs_enter(st, &d, depth);
+			rc = dfs_enter(st, d, depth);
 		} else if (f->next < f->n) {
-			rc = dfs_batch(st, &d, depth);
+			rc = dfs_batch(st, d, depth);
 		} else {
 			if (st->dfs_records)
 				st->sh->rec[f->id].flags |= REC_EXPANDED;
@@ -1151,11 +1343,123 @@ static int dfs(struct search *st)
 			rc = 0;
 		}
 	}
+	st->work = work;
+	return rc;
+}
+
+/*
+ * An idle worker asks the others in turn for a state until one gives it one
+ * (1: pushed at depth 0), every worker is idle or the search stops (0), or
+ * -1. Asked itself meanwhile, it refuses; it lets a grow have the lock.
+ */
+static int dfs_await(struct search *st)
+{
+	struct shared *sh = st->sh;
+	unsigned victim = st->index, wait = 0;
+
+	for (;;) {
+		int m = __atomic_load_n(&st->mailbox, __ATOMIC_ACQUIRE);
+
+		(void)dfs_answer(st, NULL, 0);
+		if (m == GIFT_GIVEN) {
+			__atomic_store_n(&st->mailbox, GIFT_NONE, __ATOMIC_RELAXED);
+			if (dfs_grow(&st->dfs, 0) != 0 ||
+			    dfs_push(st, &st->dfs, 0, &st->gift, &st->gift_x, st->gift_id) != 0)
+				return oom(st);
+			return 1;
+		}
+		if (__atomic_load_n(&sh->stop, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&sh->idle, __ATOMIC_ACQUIRE) == sh->nworkers)
+			return 0;
+		if (m != GIFT_WAITING && wait-- == 0) {
+			int nobody = -1;
+
+			victim = (victim + 1) % sh->nworkers;
+			if (victim == st->index)
+				victim = (victim + 1) % sh->nworkers;
+			__atomic_store_n(&st->mailbox, GIFT_WAITING, __ATOMIC_RELAXED);
+			if (!__atomic_compare_exchange_n(&sh->worker[victim]->requester, &nobody,
+							 (int)st->index, false, __ATOMIC_RELEASE,
+							 __ATOMIC_RELAXED))
+				__atomic_store_n(&st->mailbox, GIFT_NONE, __ATOMIC_RELAXED);
+			wait = 256; /* after a refusal, a while before asking again */
+		}
+		share_yield(sh);
+		maybe_progress(st);
+		__builtin_ia32_pause();
+	}
+}
+
+/*
+ * One worker's part of a depth-first search: from the initial state (@first)
+ * or from states the others give it, until every worker is idle. With one
+ * worker, the initial state's exploration is the whole search.
+ */
+static int dfs_work(struct search *st, bool first)
+{
+	struct shared *sh = st->sh;
+	int rc = 0;
+
+	share_read(sh);
+	if (sh->parallel && !st->gift && !(st->gift = sim_clone(st->init)))
+		rc = oom(st);
+	if (rc == 0 && first && (rc = dfs_initial(st)) == 0)
+		rc = dfs_explore(st);
+	while (rc == 0) {
+		if (first)
+			__atomic_fetch_add(&sh->idle, 1, __ATOMIC_RELEASE);
+		first = true;
+		if ((rc = dfs_await(st)) <= 0)
+			break;
+		rc = dfs_explore(st);
+	}
+	if (rc)
+		__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+	share_done(sh);
+	return rc;
+}
+
+static void *dfs_worker_main(void *arg)
+{
+	struct search *w = arg;
+
+	w->rc = dfs_work(w, false);
+	return NULL;
+}
+
+/*
+ * The depth-first search, on every worker (workers but the first start
+ * idle and ask for states), then liveness from the records.
+ */
+static int dfs(struct search *st)
+{
+	struct shared *sh = st->sh;
+	pthread_t tid[MC_MAX_WORKERS];
+	unsigned started = 1;
+	int rc;
+
+	sh->idle = sh->nworkers - 1;
+	for (; started < sh->nworkers; started++)
+		if (pthread_create(&tid[started], NULL, dfs_worker_main, sh->worker[started]) != 0)
+			break;
+	if (started < sh->nworkers) {
+		/* a worker that never runs would be asked forever */
+		__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+		snprintf(st->err, st->errlen, "could not start worker %u of %u", started + 1,
+			 sh->nworkers);
+		rc = -1;
+	} else {
+		rc = dfs_work(st, true);
+	}
+	for (unsigned w = 1; w < started; w++) {
+		pthread_join(tid[w], NULL);
+		if (!rc)
+			rc = sh->worker[w]->rc;
+	}
+	if (!rc && drop_record_blocks(sh) != 0)
+		rc = oom(st);
 	if (!rc && st->dfs_records && st->liveness)
 		rc = liveness_by_records(st);
-out:
-	dfs_free(&d);
-	st->work = work;
 	return rc;
 }
 
@@ -1177,6 +1481,8 @@ static int setup_machines(struct search *st)
 
 static void teardown_machines(struct search *st)
 {
+	dfs_free(&st->dfs);
+	sim_free(st->gift);
 	sim_free(st->work);
 	sim_free(st->child);
 	sim_free(st->prev);
@@ -1211,16 +1517,20 @@ static int setup(struct search *st)
 /* Worker @i (i > 0) of a breadth-first search: a copy of @st with machines of its own. */
 static struct search *new_worker(const struct search *st)
 {
-	struct search *w = calloc(1, sizeof(*w));
+	/* aligned: the asking and answering fields are a cache line each */
+	struct search *w = aligned_alloc(_Alignof(struct search), sizeof(*w));
 
 	if (!w)
 		return NULL;
+	memset(w, 0, sizeof(*w));
+	w->requester = -1;
 	w->cfg = st->cfg;
 	w->opt = st->opt;
 	w->res = &w->own;
 	w->own.mutant = st->res->mutant;
 	w->bound = st->bound;
 	w->liveness = st->liveness;
+	w->dfs_records = st->dfs_records;
 	w->sh = st->sh;
 	w->init = st->init; /* read only: each worker clones it */
 	w->x0 = st->x0;
@@ -1239,15 +1549,28 @@ static struct search *new_worker(const struct search *st)
 static int setup_workers(struct search *st, unsigned n)
 {
 	struct shared *sh = st->sh; /* worker 0, st, is there already (mc_check) */
+	pthread_rwlockattr_t attr;
+	int rc;
 
 	if (n <= 1)
 		return 0;
-	if (pthread_rwlock_init(&sh->lock, NULL) != 0)
+	/*
+	 * Writer-preferring: a parallel DFS worker lets the read lock go only
+	 * for a grow to take it (share_yield), so it must not get it back first.
+	 */
+	if (pthread_rwlockattr_init(&attr) != 0)
+		return oom(st);
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	rc = pthread_rwlock_init(&sh->lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	if (rc != 0)
 		return oom(st);
 	sh->parallel = true;
-	for (; sh->nworkers < n; sh->nworkers++)
+	for (; sh->nworkers < n; sh->nworkers++) {
 		if (!(sh->worker[sh->nworkers] = new_worker(st)))
 			return oom(st);
+		sh->worker[sh->nworkers]->index = sh->nworkers;
+	}
 	return 0;
 }
 
@@ -1264,6 +1587,8 @@ static void merge_workers(struct search *st, int rc)
 		st->res->stats.distinct += r->stats.distinct;
 		st->res->stats.cut += r->stats.cut;
 		st->res->stats.liveness_runs += r->stats.liveness_runs;
+		if (r->stats.depth > st->res->stats.depth) /* DFS: each its stack's */
+			st->res->stats.depth = r->stats.depth;
 		if (rc < 0 && w->errbuf[0] && !st->err[0])
 			snprintf(st->err, st->errlen, "%s", w->errbuf);
 		if (r->verdict == MC_VIOLATION && st->res->verdict != MC_VIOLATION) {
@@ -1344,13 +1669,14 @@ int mc_check(const struct mc_config *cfg, const struct mc_options *opt,
 	}
 	st.bound = res->depth_bound;
 	st.dfs_records = res->search == MC_SEARCH_DFS && !st.bound && !res->bitstate_log2;
-	/* a depth-first search is one worker's */
-	workers = res->search == MC_SEARCH_DFS ? 1 : st.opt->workers;
+	/* a depth-first search under a bound or over bits is one worker's */
+	workers = res->search == MC_SEARCH_DFS && !st.dfs_records ? 1 : st.opt->workers;
 	res->workers = workers ? workers : 1;
 	clock_gettime(CLOCK_MONOTONIC, &st.start);
 	st.last_progress = st.start;
 	sh.worker[0] = &st;
 	sh.nworkers = 1;
+	st.requester = -1;
 	rc = setup(&st);
 	if (rc == 0)
 		rc = setup_workers(&st, res->workers);

@@ -8,7 +8,8 @@
  * search and state limits report themselves as not exhaustive;
  * ksm_thread_mutex is held across ksmd's batch and taken by the stores, and a
  * leaked one is a deadlock with its shortest trace; two workers explore the
- * states one does and find equally short traces; bitstate hashing explores
+ * states one does and find equally short traces breadth-first, and catch
+ * every mutant depth-first; bitstate hashing explores
  * nearly every state and estimates how many; and a
  * counterexample written as a workload file parses and replays on the
  * simulator's workload driver with the very counters the checker saw.
@@ -1011,6 +1012,48 @@ START_TEST(t33_unbounded_dfs_catches_every_mutant)
 }
 END_TEST
 
+/*
+ * Two depth-first workers, one giving the other states from the bottom of
+ * its stack, expand each state once between them: the states and successors
+ * of one worker (the depth is each one's stack, so it may differ).
+ */
+START_TEST(t34_two_dfs_workers_explore_what_one_does)
+{
+	struct mc_config *cfg = load(same_space[_i]);
+	struct mc_options one = { .search = MC_SEARCH_DFS, .depth = MC_DEPTH_NONE },
+			  two = { .search = MC_SEARCH_DFS, .depth = MC_DEPTH_NONE, .workers = 2 };
+	struct mc_result a = run(cfg, &one), b = run(cfg, &two);
+
+	ck_assert_uint_eq(a.workers, 1);
+	ck_assert_uint_eq(b.workers, 2);
+	assert_same_space(&a, &b, false);
+	mc_config_free(cfg);
+}
+END_TEST
+
+/* ... and catch every mutant, by the same invariant, with a trace from the records. */
+START_TEST(t35_two_dfs_workers_catch_every_mutant)
+{
+	const struct mc_options search = { .search = MC_SEARCH_DFS, .depth = MC_DEPTH_NONE,
+					   .workers = 2 };
+
+	assert_caught((size_t)_i, &search);
+}
+END_TEST
+
+/* A bounded depth-first search stays one worker's: a depth is one stack's. */
+START_TEST(t36_bounded_dfs_runs_on_one_worker)
+{
+	struct mc_config *cfg = load("lifecycle.conf");
+	struct mc_options opt = { .search = MC_SEARCH_DFS, .depth = 12, .workers = 2 };
+	struct mc_result res = run(cfg, &opt);
+
+	ck_assert_uint_eq(res.workers, 1);
+	mc_result_free(&res);
+	mc_config_free(cfg);
+}
+END_TEST
+
 /* mc_check refuses @opt on @cfg, saying @why. */
 static void assert_refused(const struct mc_config *cfg, const struct mc_options *opt,
 			   const char *why)
@@ -1022,17 +1065,26 @@ static void assert_refused(const struct mc_config *cfg, const struct mc_options 
 	ck_assert_msg(strstr(err, why), "refused with '%s', not '%s'", err, why);
 }
 
-/* A state limit stops every worker; more than 8 is refused. */
+/* A state limit stops every worker, breadth- or depth-first; more than 8 is refused. */
 START_TEST(t29_workers_stop_at_the_state_limit)
 {
 	struct mc_config *cfg = load("reference.conf");
 	struct mc_options opt = { .workers = 2, .max_states = 20000 };
-	struct mc_result res = run(cfg, &opt);
 
-	ck_assert(!res.stats.exhaustive);
-	ck_assert_uint_ge(res.stats.distinct, 20000);
-	ck_assert_uint_lt(res.stats.distinct, 40000);
-	mc_result_free(&res);
+	for (int dfs = 0; dfs < 2; dfs++) {
+		struct mc_result res;
+
+		if (dfs) {
+			opt.search = MC_SEARCH_DFS;
+			opt.depth = MC_DEPTH_NONE;
+		}
+		res = run(cfg, &opt);
+		ck_assert_uint_eq(res.workers, 2);
+		ck_assert(!res.stats.exhaustive);
+		ck_assert_uint_ge(res.stats.distinct, 20000);
+		ck_assert_uint_lt(res.stats.distinct, 40000);
+		mc_result_free(&res);
+	}
 	opt.workers = 9;
 	assert_refused(cfg, &opt, "at most 8 workers");
 	mc_config_free(cfg);
@@ -1138,6 +1190,11 @@ static Suite *mc_suite(void)
 			    sizeof(same_space) / sizeof(same_space[0]));
 	tcase_add_loop_test(tc, t33_unbounded_dfs_catches_every_mutant, 0,
 			    sizeof(caught) / sizeof(caught[0]));
+	tcase_add_loop_test(tc, t34_two_dfs_workers_explore_what_one_does, 0,
+			    sizeof(same_space) / sizeof(same_space[0]));
+	tcase_add_loop_test(tc, t35_two_dfs_workers_catch_every_mutant, 0,
+			    sizeof(caught) / sizeof(caught[0]));
+	tcase_add_test(tc, t36_bounded_dfs_runs_on_one_worker);
 	suite_add_tcase(s, tc);
 	return s;
 }
