@@ -127,7 +127,7 @@ struct search;
 struct shared {
 	struct mc_visited seen;       /* fingerprint -> id (BFS) or depth (DFS) */
 	struct mc_bits bits;          /* bitstate DFS: in place of seen */
-	struct record *rec;           /* BFS: per state id */
+	struct record *rec;           /* BFS and unbounded DFS: per state id */
 	size_t rec_cap;
 	size_t holes;                 /* record ids dropped unused (drop_record_blocks) */
 	bool parallel;                /* more than one worker: lock */
@@ -385,9 +385,9 @@ static int report(struct search *st, int inv, const struct mc_action *path, size
 	return res->trace ? 1 : -1;
 }
 
-/* The BFS path to state @id, then @last (if not NULL). */
-static int report_bfs(struct search *st, int inv, uint32_t id, const struct mc_action *last,
-		      bool liveness)
+/* The path the records' parent links give to state @id, then @last (if not NULL). */
+static int report_by_records(struct search *st, int inv, uint32_t id,
+			     const struct mc_action *last, bool liveness)
 {
 	size_t n, len = last ? 1 : 0;
 	struct mc_action *path;
@@ -654,7 +654,7 @@ static int bfs_new(struct search *st, uint32_t parent, const struct mc_action *a
 	*id = record(st, parent, a, s, x, known_merged);
 	mc_visited_publish(&st->sh->seen, slot, *id);
 	if ((inv = mc_check_state(st->cfg, s, x, st->msg, sizeof(st->msg))))
-		return report_bfs(st, inv - 1, *id, NULL, false);
+		return report_by_records(st, inv - 1, *id, NULL, false);
 	if (arena_push(next, *id, s, x) != 0)
 		return oom(st);
 	return 0;
@@ -688,7 +688,7 @@ static int bfs_batch(struct search *st, const struct entry *e, const struct mc_e
 		if (inv < 0)
 			return oom(st);
 		if (inv)
-			return report_bfs(st, inv - 1, e->id, &st->actions[first + i], false);
+			return report_by_records(st, inv - 1, e->id, &st->actions[first + i], false);
 		fp[i] = state_fp(st->kid[i], &st->kid_x[i]);
 		mc_visited_prefetch(&st->sh->seen, fp[i]);
 	}
@@ -822,7 +822,7 @@ static int liveness_by_records(struct search *st)
 	free(stack);
 	if (first_failed == NO_ID)
 		return 0;
-	return report_bfs(st, MC_INV_LIVENESS, first_failed, NULL, true);
+	return report_by_records(st, MC_INV_LIVENESS, first_failed, NULL, true);
 }
 
 /*
@@ -1005,7 +1005,7 @@ static int dfs_report(struct search *st, struct dfs *d, size_t depth, int inv,
 	int rc;
 
 	if (st->dfs_records)
-		return report_bfs(st, inv, d->frame[depth].id, last, liveness);
+		return report_by_records(st, inv, d->frame[depth].id, last, liveness);
 	if (!(path = malloc((depth + 1) * sizeof(*path))))
 		return oom(st);
 	for (size_t i = 0; i < depth; i++)
@@ -1398,6 +1398,7 @@ static int dfs_await(struct search *st)
 static int dfs_work(struct search *st, bool first)
 {
 	struct shared *sh = st->sh;
+	bool counted_idle = !first; /* dfs() counts the workers that start without a state */
 	int rc = 0;
 
 	share_read(sh);
@@ -1405,10 +1406,9 @@ static int dfs_work(struct search *st, bool first)
 		rc = oom(st);
 	if (rc == 0 && first && (rc = dfs_initial(st)) == 0)
 		rc = dfs_explore(st);
-	while (rc == 0) {
-		if (first)
+	for (; rc == 0; counted_idle = false) {
+		if (!counted_idle)
 			__atomic_fetch_add(&sh->idle, 1, __ATOMIC_RELEASE);
-		first = true;
 		if ((rc = dfs_await(st)) <= 0)
 			break;
 		rc = dfs_explore(st);
@@ -1514,7 +1514,7 @@ static int setup(struct search *st)
 	return 0;
 }
 
-/* Worker @i (i > 0) of a breadth-first search: a copy of @st with machines of its own. */
+/* Worker @i (i > 0) of a parallel search: a copy of @st with machines of its own. */
 static struct search *new_worker(const struct search *st)
 {
 	/* aligned: the asking and answering fields are a cache line each */
