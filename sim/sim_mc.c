@@ -107,23 +107,28 @@ static int content_into(struct sim_content_store *dst, const struct sim_content_
 			const struct sim_patched *entries, const struct sim_bucket *buckets,
 			const struct sim_patch_byte *stream)
 {
-	struct sim_content_store keep = *dst;
 	uint32_t old_n = dst->nentries, n = hdr->nentries, top = old_n > n ? old_n : n;
 	int rc = 0;
 
-	if (n > keep.cap) {
-		struct sim_patched *p = realloc(keep.entry, (size_t)hdr->cap * sizeof(*p));
+	if (n > dst->cap) {
+		struct sim_patched *p = realloc(dst->entry, (size_t)hdr->cap * sizeof(*p));
 
 		if (!p)
 			return -1; /* @dst is untouched */
-		keep.entry = p;
-		keep.cap = hdr->cap;
+		dst->entry = p;
+		dst->cap = hdr->cap;
 	}
-	*dst = *hdr;
-	dst->entry = keep.entry;
-	dst->cap = keep.cap;
-	dst->bucket = keep.bucket;
-	dst->nbuckets = keep.nbuckets;
+	/*
+	 * The fields one by one, not the struct: its lane weights are the same
+	 * in every store, and only the sites taken need copying (a clone is
+	 * what the model checker does most).
+	 */
+	dst->nentries = n;
+	dst->free_head = hdr->free_head;
+	dst->live = hdr->live;
+	dst->nsites = hdr->nsites;
+	for (uint32_t i = 0; i < hdr->nsites; i++)
+		dst->site[i] = hdr->site[i];
 	for (uint32_t i = 1; i < top; i++) {
 		struct sim_patch_byte *old = NULL;
 		const struct sim_patch_byte *src;
@@ -164,19 +169,31 @@ struct pools {
 	struct sim_content_store content;
 };
 
-static void pools_take(struct pools *keep, const struct sim *s)
+/* The pools of SIM_POOLS alone (a clone leaves the content store in place). */
+static void pools_take_only(struct pools *keep, const struct sim *s)
 {
 #define TAKE_POOL(p, cap, used, elem) keep->p = s->p; keep->cap = s->cap;
 	SIM_POOLS(TAKE_POOL, s)
 #undef TAKE_POOL
+}
+
+static void pools_give_only(struct sim *s, const struct pools *keep)
+{
+#define GIVE_POOL(p, cap, used, elem) s->p = keep->p; s->cap = keep->cap;
+	SIM_POOLS(GIVE_POOL, s)
+#undef GIVE_POOL
+}
+
+/* ... and the content store with them, across a header load that overwrites it. */
+static void pools_take(struct pools *keep, const struct sim *s)
+{
+	pools_take_only(keep, s);
 	keep->content = s->content;
 }
 
 static void pools_give(struct sim *s, const struct pools *keep)
 {
-#define GIVE_POOL(p, cap, used, elem) s->p = keep->p; s->cap = keep->cap;
-	SIM_POOLS(GIVE_POOL, s)
-#undef GIVE_POOL
+	pools_give_only(s, keep);
 	s->content = keep->content;
 }
 
@@ -244,6 +261,10 @@ static void header_load(struct sim *s, const char *at)
 	memcpy((char *)s + SIM_TAIL_START, at + 2 * roots, sizeof(*s) - SIM_TAIL_START);
 }
 
+/* What follows the content store: the tail a clone copies (content_into does the store). */
+#define SIM_AFTER_CONTENT (offsetof(struct sim, content) + sizeof(struct sim_content_store))
+
+/* The header as header_save() writes it, but for the content store, which stays @dst's. */
 static void header_copy(struct sim *dst, const struct sim *src)
 {
 	size_t roots = src->cfg.nr_nodes * sizeof(uint32_t);
@@ -252,8 +273,8 @@ static void header_copy(struct sim *dst, const struct sim *src)
 		   SIM_HEAD_END - SIM_HEAD_START);
 	copy_bytes(dst->stable_root, src->stable_root, roots);
 	copy_bytes(dst->unstable_root, src->unstable_root, roots);
-	copy_bytes((char *)dst + SIM_TAIL_START, (const char *)src + SIM_TAIL_START,
-		   sizeof(*dst) - SIM_TAIL_START);
+	copy_bytes((char *)dst + SIM_AFTER_CONTENT, (const char *)src + SIM_AFTER_CONTENT,
+		   sizeof(*dst) - SIM_AFTER_CONTENT);
 }
 
 int sim_clone_into(struct sim *dst, const struct sim *src)
@@ -267,9 +288,9 @@ int sim_clone_into(struct sim *dst, const struct sim *src)
 
 	if (dst == src)
 		return 0;
-	pools_take(&keep, dst);
+	pools_take_only(&keep, dst);
 	header_copy(dst, src);
-	pools_give(dst, &keep);
+	pools_give_only(dst, &keep);
 	if (pools_copy(dst, &from) != 0)
 		return -1;
 	return content_into(&dst->content, &src->content, src->content.entry,
