@@ -171,21 +171,16 @@ static bool content_is(const struct mc_config *cfg, const struct sim *s, uint64_
 	struct sim_patch_byte buf[SIM_PATCH_WINDOW];
 	const struct sim_patch_byte *patch;
 	uint64_t base = cfg->values[c->base], ebase;
-	uint32_t npatch;
 
 	if (!sim_content_is_patched(token))
 		return c->plain && token == c->plain_value;
 	if (c->plain)
 		return false; /* patched contents are never uniform */
-	npatch = sim_content_patches(&s->content, token, &ebase, buf, &patch);
-	if (ebase == base) { /* canonical: patches are exactly the bytes that differ */
-		if (npatch != c->npatch)
-			return false;
-		for (unsigned i = 0; i < c->npatch; i++)
-			if (patch[i].offset != c->patch[i].offset || patch[i].byte != c->patch[i].byte)
-				return false;
+	/* canonical: patches are exactly the bytes that differ from the base */
+	if (sim_content_is_base_with(&s->content, token, base, c->patch, c->npatch))
 		return true;
-	}
+	if (sim_content_patches(&s->content, token, &ebase, buf, &patch), ebase == base)
+		return false;
 	/* another description of maybe the same bytes: compare them all */
 	for (uint32_t o = 0; o < CONTENT_PAGE_SIZE; o++) {
 		uint8_t want = (uint8_t)(base >> (8 * (o % CONTENT_WORD_SIZE)));

@@ -499,6 +499,40 @@ uint32_t sim_content_patches(const struct sim_content_store *cs, uint64_t token,
 	return v.npatch;
 }
 
+bool sim_content_is_base_with(const struct sim_content_store *cs, uint64_t token, uint64_t base,
+			      const struct sim_patch_byte *patch, uint32_t n)
+{
+	struct sim_patch_byte buf[SIM_PATCH_WINDOW];
+	const struct sim_patched *e;
+	struct view v;
+
+	if (!sim_content_is_patched(token) || is_word(token)) {
+		v = view_of(cs, token, buf);
+	} else {
+		e = entry_of(cs, token);
+		if (e->base != base || e->npatch != n)
+			return false;
+		if (!sim_patched_spilled(e)) {
+			/*
+			 * The window holds all e->npatch differing bytes and @patch
+			 * as many: equal when each of @patch is one of them.
+			 */
+			for (uint32_t i = 0; i < n; i++)
+				if ((uint32_t)(patch[i].offset - e->start) >= SIM_PATCH_WINDOW ||
+				    word_byte(e->window, patch[i].offset - e->start) != patch[i].byte)
+					return false;
+			return true;
+		}
+		v = (struct view){ e->base, e->patch, e->npatch };
+	}
+	if (v.base != base || v.npatch != n)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (v.patch[i].offset != patch[i].offset || v.patch[i].byte != patch[i].byte)
+			return false;
+	return true;
+}
+
 /* Smallest offset >= @from in a lane where the two bases differ, or PAGE_SIZE. */
 static uint32_t next_base_difference(uint64_t a, uint64_t b, uint32_t from)
 {

@@ -174,6 +174,15 @@ uint32_t sim_content_patches(const struct sim_content_store *cs, uint64_t token,
 			     struct sim_patch_byte buf[SIM_PATCH_WINDOW],
 			     const struct sim_patch_byte **patch);
 
+/*
+ * Is the content exactly @base with the @n sorted differing bytes @patch
+ * (a canonical description: none of them equal to @base's byte there)?
+ * What sim_content_patches() would answer compared, without decoding an
+ * inline window.
+ */
+bool sim_content_is_base_with(const struct sim_content_store *cs, uint64_t token, uint64_t base,
+			      const struct sim_patch_byte *patch, uint32_t n);
+
 
 /* A frame starts or stops holding @token (patched contents are counted). */
 void sim_content_ref(struct sim_content_store *cs, uint64_t token);

@@ -307,6 +307,71 @@ static void assert_same_bytes(struct sim_content_store *cs, uint64_t a, uint64_t
 }
 
 /*
+ * sim_content_is_base_with() answers as the decoded description does: a
+ * content is each other content's canonical description exactly when
+ * their bytes are equal (plain tokens, inline and spilled entries, word
+ * tokens), and a description with one byte changed is not.
+ */
+START_TEST(is_base_with_answers_as_the_bytes_do)
+{
+	enum { NPAGES = 6, ROUNDS = 3000 };
+	struct sim_content_store cs;
+	static uint8_t real[NPAGES][CONTENT_PAGE_SIZE];
+	uint64_t token[NPAGES];
+	struct wl_rng rng = wl_rng_stream(12, 5);
+	unsigned kinds[4] = { 0 }; /* plain, inline, spilled, word: each met */
+
+	ck_assert_int_eq(sim_content_store_init(&cs), 0);
+	for (int p = 0; p < NPAGES; p++) {
+		token[p] = UINT64_C(0x0101010101010101) * (uint64_t)(p % 2 + 1);
+		content_fill(real[p], token[p]);
+	}
+	for (int round = 0; round < ROUNDS; round++) {
+		int p = (int)wl_rng_below(&rng, NPAGES);
+		uint32_t offset = (uint32_t)wl_rng_below(&rng, 24);
+		uint64_t value = 0;
+
+		if (wl_rng_below(&rng, 8) == 0) {
+			value = content_fresh_value((uint64_t)round);
+			offset = 4088;
+		} else {
+			for (int k = 0; k < 8; k++)
+				value |= (wl_rng_below(&rng, 2) + 1) << (8 * k);
+		}
+		token[p] = rewrite(&cs, token[p], offset, value);
+		content_write(real[p], offset, value);
+		for (int q = 0; q < NPAGES; q++) {
+			struct sim_patch_byte buf[SIM_PATCH_WINDOW], desc[64];
+			const struct sim_patch_byte *patch;
+			uint64_t base;
+			uint32_t n = sim_content_patches(&cs, token[q], &base, buf, &patch);
+			bool equal = memcmp(real[p], real[q], CONTENT_PAGE_SIZE) == 0;
+
+			kinds[!sim_content_is_patched(token[q])       ? 0
+			      : !sim_content_has_entry(token[q])      ? 3
+			      : sim_patched_spilled(&cs.entry[token[q] - SIM_TOKEN_PATCHED]) ? 2
+										   : 1]++;
+			ck_assert_uint_le(n, 64);
+			memcpy(desc, patch, n * sizeof(*desc));
+			ck_assert_int_eq(sim_content_is_base_with(&cs, token[p], base, desc, n), equal);
+			if (!n)
+				continue;
+			/* one differing byte changed to another that still differs */
+			desc[n - 1].byte = (uint8_t)(desc[n - 1].byte == 0xee ? 0xef : 0xee);
+			ck_assert(!sim_content_is_base_with(&cs, token[q], base, desc, n));
+			/* or one left out */
+			ck_assert(!sim_content_is_base_with(&cs, token[q], base, patch, n - 1));
+		}
+	}
+	for (int k = 0; k < 4; k++)
+		ck_assert_uint_gt(kinds[k], 0);
+	for (int p = 0; p < NPAGES; p++)
+		sim_content_unref(&cs, token[p]);
+	sim_content_store_free(&cs);
+}
+END_TEST
+
+/*
  * A fresh value over a plain page is a word token, with no entry; the same
  * bytes reached through an entry (a listed write first) are the same bytes
  * in order, hash and both checksums.
@@ -569,6 +634,7 @@ static Suite *sim_content_suite(void)
 	tcase_add_test(tc, tokens_agree_with_real_bytes);
 	tcase_add_test(tc, fresh_writes_compare_by_bytes_not_by_token);
 	tcase_add_test(tc, inline_and_spilled_patches_agree_with_real_bytes);
+	tcase_add_test(tc, is_base_with_answers_as_the_bytes_do);
 	tcase_add_test(tc, writing_the_old_bytes_back_restores_the_plain_token);
 	tcase_add_test(tc, overwriting_every_word_gives_the_other_plain_token);
 	tcase_add_test(tc, equal_bytes_from_different_bases_share_one_token);
