@@ -30,14 +30,40 @@
  * mean nothing unless it is in a tree.
  *
  * Machine fields: F(name, value, count, role, fold), value read at index i
- * for i < count. Record fields: F(name, value, when, role, fold), and
+ * for i < count. Record fields: F(name, value, when, role, fold);
  * B(name, pointer, bytes, when, role) for an opaque run of bytes (the
- * detector's state of an item). Contents are named by sim_frame_content_id().
+ * detector's state of an item); and G(name, when, role, v0, f0, v1, f1,
+ * v2, f2, v3, f3), four values of one byte each (SIM_BYTE and friends),
+ * each folded by its own fold (one that always keeps a value), written as
+ * one word: the small fields of a record share a word instead of taking one
+ * each, which makes the stream a fifth shorter (a member with a condition of
+ * its own is 0 where that does not hold: its record's other fields say
+ * which). Contents are named by sim_frame_content_id().
  */
 #ifndef KSMKIT_SIM_FIELDS_H
 #define KSMKIT_SIM_FIELDS_H
 
 #include "sim_internal.h"
+
+/*
+ * A group member (G): one byte by its type, or a value known to fit one (a
+ * bitfield of at most 8 bits, a NUMA node below SIM_MAX_NODES), so the
+ * word it shares says exactly what the fields did; SIM_BYTE_IF is 0 where
+ * @cond does not hold.
+ */
+#define SIM_BYTE(v)                                                                     \
+	__extension__({                                                                 \
+		_Static_assert(sizeof(v) == 1, "a group member is one byte");           \
+		(uint8_t)(v);                                                           \
+	})
+#define SIM_BYTE_IF(cond, v) ((cond) ? SIM_BYTE(v) : (uint8_t)0)
+#define SIM_BITS_BYTE(v, bits)                                                          \
+	__extension__({                                                                 \
+		_Static_assert((bits) <= 8, "a group member is one byte");              \
+		(uint8_t)(v);                                                           \
+	})
+#define SIM_NODE_BYTE(v) SIM_BITS_BYTE(v, SIM_MAX_NODES <= 256 ? 8 : 9)
+#define SIM_NO_BYTE ((uint8_t)0)
 
 /* Ages from here on behave alike in should_skip() (sim_scan.c: skip_age and
  * skip_period, both longest from age 9). */
@@ -113,10 +139,9 @@ _Static_assert(sizeof(struct sim_work) % 8 == 0, "struct sim_work is made of uin
 
 /* --- the records ---------------------------------------------------------------- */
 
-#define SIM_MM_FIELDS(F, B)                                                             \
-	F(state, r->state, true, STATE, KEEP)                                           \
-	F(registered, r->registered, true, STATE, KEEP)                                 \
-	F(merge_any, r->merge_any, true, STATE, KEEP)                                   \
+#define SIM_MM_FIELDS(F, B, G)                                                          \
+	G(state_registered_merge_any, true, STATE, SIM_BYTE(r->state), KEEP,            \
+	  SIM_BYTE(r->registered), KEEP, SIM_BYTE(r->merge_any), KEEP, SIM_NO_BYTE, KEEP) \
 	F(slot_prev, r->slot_prev, true, STATE, KEEP)                                   \
 	F(slot_next, r->slot_next, true, STATE, KEEP)                                   \
 	F(rmap_items, r->rmap_items, true, STATE, KEEP)                                 \
@@ -125,55 +150,51 @@ _Static_assert(sizeof(struct sim_work) % 8 == 0, "struct sim_work is made of uin
 	F(mergeable_pages, r->mergeable_pages, true, STATE, KEEP)                       \
 	F(next_vpn, r->next_vpn, true, STATE, KEEP)
 
-#define SIM_AREA_FIELDS(F, B)                                                           \
+#define SIM_AREA_FIELDS(F, B, G)                                                        \
 	F(mm, r->mm, true, STATE, KEEP)                                                 \
 	F(label, r->label, true, STATE, KEEP)                                           \
 	F(start, r->start, true, STATE, KEEP)                                           \
 	F(npages, r->npages, true, STATE, KEEP)                                         \
 	F(slot, r->slot, true, STATE, KEEP)                                             \
 	F(nitems, r->nitems, true, STATE, KEEP)                                         \
-	F(node, r->node, true, STATE, KEEP)                                             \
-	F(thp, r->thp, true, STATE, KEEP)                                               \
-	F(dirty_tracking, r->dirty_tracking, true, STATE, KEEP)                         \
-	F(anon_vma, r->anon_vma, true, STATE, KEEP)                                     \
-	F(dead, r->dead, true, STATE, KEEP)                                             \
-	F(prot, r->prot, true, STATE, KEEP)                                             \
-	F(uffd_wp, r->uffd_wp, true, STATE, KEEP)
+	G(node_thp_dirty_tracking_anon_vma, true, STATE, SIM_NODE_BYTE(r->node), KEEP,  \
+	  SIM_BYTE(r->thp), KEEP, SIM_BYTE(r->dirty_tracking), KEEP,                    \
+	  SIM_BYTE(r->anon_vma), KEEP)                                                  \
+	G(dead_prot_uffd_wp, true, STATE, SIM_BYTE(r->dead), KEEP, SIM_BYTE(r->prot), KEEP, \
+	  SIM_BYTE(r->uffd_wp), KEEP, SIM_NO_BYTE, KEEP)
 
 /* A page slot: the PTE half always, the rmap_item half while it exists. */
 #define SIM_PAGE_ITEM (r->rflags & RMAP_EXISTS)
 #define SIM_PAGE_UNSTABLE (r->rflags & RMAP_UNSTABLE)
 #define SIM_PAGE_STABLE (r->rflags & RMAP_STABLE)
-#define SIM_PAGE_FIELDS(F, B)                                                           \
+#define SIM_PAGE_FIELDS(F, B, G)                                                        \
 	F(frame, r->frame, true, STATE, KEEP)                                           \
-	F(pte, r->pte, true, STATE, KEEP)                                               \
-	F(rflags, r->rflags, true, STATE, KEEP)                                         \
+	G(pte_rflags_age_skips, true, STATE, SIM_BYTE(r->pte), KEEP, SIM_BYTE(r->rflags), \
+	  KEEP, SIM_BYTE_IF(SIM_PAGE_ITEM, r->age), AGE,                                \
+	  SIM_BYTE_IF(SIM_PAGE_ITEM, r->skips), KEEP)                                   \
 	B(detector_state, s->item_state + (size_t)id * s->item_bytes, s->item_bytes,    \
 	  SIM_PAGE_ITEM && s->item_bytes, STATE)                                        \
 	F(oldchecksum, r->checksum, SIM_PAGE_ITEM, STATE, KEEP)                         \
-	F(age, r->age, SIM_PAGE_ITEM, STATE, AGE)                                       \
-	F(skips, r->skips, SIM_PAGE_ITEM, STATE, KEEP)                                  \
-	F(seqnr, r->seqnr, SIM_PAGE_UNSTABLE, STATE, SEQNR)                             \
-	F(nid, r->nid, SIM_PAGE_UNSTABLE, STATE, KEEP)                                  \
+	G(seqnr_nid_rb_black, SIM_PAGE_UNSTABLE, STATE, SIM_BYTE(r->seqnr), SEQNR,      \
+	  SIM_BYTE(r->nid), KEEP, SIM_BITS_BYTE(r->rb.black, 1), KEEP, SIM_NO_BYTE, KEEP) \
 	F(walk, r->walk, SIM_PAGE_UNSTABLE, CACHE, KEEP)                                \
 	F(rb_parent, (uint32_t)r->rb.parent, SIM_PAGE_UNSTABLE, STATE, KEEP)            \
 	F(rb_left, r->rb.left, SIM_PAGE_UNSTABLE, STATE, KEEP)                          \
 	F(rb_right, r->rb.right, SIM_PAGE_UNSTABLE, STATE, KEEP)                        \
-	F(rb_black, (uint8_t)r->rb.black, SIM_PAGE_UNSTABLE, STATE, KEEP)               \
 	F(stable_head, r->st.head, SIM_PAGE_STABLE, STATE, KEEP)                        \
 	F(stable_next, r->st.next, SIM_PAGE_STABLE, STATE, KEEP)                        \
 	F(stable_prev, r->st.prev, SIM_PAGE_STABLE, STATE, KEEP)
 
 /* A frame: its mapcount and stable node (the free list's link when free) always. */
 #define SIM_FRAME_MAPPED (r->mapcount != 0)
-#define SIM_FRAME_FIELDS(F, B)                                                          \
+#define SIM_FRAME_FIELDS(F, B, G)                                                       \
 	F(mapcount, (uint32_t)r->mapcount, true, STATE, KEEP)                           \
 	F(stable_node, sim_frame_stable_node(r), true, STATE, KEEP)                     \
 	F(content, sim_frame_content_id(s, r), SIM_FRAME_MAPPED, STATE, KEEP)           \
-	F(patched, sim_content_is_patched(r->content), SIM_FRAME_MAPPED, STATE, KEEP)   \
-	F(node, (uint16_t)r->node, SIM_FRAME_MAPPED, STATE, KEEP)                       \
-	F(flags, (uint8_t)(r->flags & ~FRAME_CSUM_VALID), SIM_FRAME_MAPPED, STATE, KEEP) \
-	F(pmd_seen, sim_frame_pmd_seen(s, r), SIM_FRAME_MAPPED, STATE, KEEP)            \
+	G(patched_node_flags_pmd_seen, SIM_FRAME_MAPPED, STATE,                         \
+	  SIM_BYTE((uint8_t)sim_content_is_patched(r->content)), KEEP,                  \
+	  SIM_NODE_BYTE(r->node), KEEP, SIM_BITS_BYTE(r->flags & ~FRAME_CSUM_VALID, 3),  \
+	  KEEP, SIM_BYTE(sim_frame_pmd_seen(s, r)), KEEP)                               \
 	F(checksum, r->checksum, r->flags & FRAME_CSUM_VALID, CACHE, KEEP)              \
 	F(checksum_valid, r->flags & FRAME_CSUM_VALID, SIM_FRAME_MAPPED, CACHE, KEEP)
 
@@ -181,14 +202,15 @@ _Static_assert(sizeof(struct sim_work) % 8 == 0, "struct sim_work is made of uin
 #define SIM_SNODE_LIVE (r->kind != SNODE_FREE)
 #define SIM_SNODE_IN_TREE (r->kind == SNODE_PLAIN || r->kind == SNODE_CHAIN)
 #define SIM_SNODE_HAS_PAGE (r->kind == SNODE_PLAIN || r->kind == SNODE_DUP)
-#define SIM_SNODE_FIELDS(F, B)                                                          \
-	F(kind, r->kind, true, STATE, KEEP)                                             \
+#define SIM_SNODE_FIELDS(F, B, G)                                                       \
+	G(kind_nid_rb_black, true, STATE, SIM_BYTE(r->kind), KEEP,                      \
+	  SIM_BYTE_IF(SIM_SNODE_LIVE, SIM_NODE_BYTE(r->nid)), KEEP,                     \
+	  SIM_BYTE_IF(SIM_SNODE_IN_TREE, SIM_BITS_BYTE(r->rb.black, 1)), KEEP,          \
+	  SIM_NO_BYTE, KEEP)                                                            \
 	F(first, r->first, true, STATE, KEEP)                                           \
-	F(nid, r->nid, SIM_SNODE_LIVE, STATE, KEEP)                                     \
 	F(rb_parent, (uint32_t)r->rb.parent, SIM_SNODE_IN_TREE, STATE, KEEP)            \
 	F(rb_left, r->rb.left, SIM_SNODE_IN_TREE, STATE, KEEP)                          \
 	F(rb_right, r->rb.right, SIM_SNODE_IN_TREE, STATE, KEEP)                        \
-	F(rb_black, (uint8_t)r->rb.black, SIM_SNODE_IN_TREE, STATE, KEEP)               \
 	F(prune_time, r->prune_time, r->kind == SNODE_CHAIN, STATE, KEEP)               \
 	F(kpfn, r->kpfn, SIM_SNODE_HAS_PAGE, STATE, KEEP)                               \
 	F(hlist_len, r->hlist_len, SIM_SNODE_HAS_PAGE, STATE, KEEP)                     \

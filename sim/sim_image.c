@@ -205,18 +205,30 @@ static void sink_finish(struct sink *k)
 	if ((when) && WRITTEN(mode, role, KEEP, s))                                     \
 		at = sink_bytes(k, at, pointer, bytes);
 
+/* A group's member as its byte: folded in the fingerprint, as it is in the image. */
+#define GROUP_BYTE(mode, s, v, fold)                                                    \
+	((uint32_t)(uint8_t)((mode) == WALK_FINGERPRINT ? FOLD_##fold(s, (v)) : (v)))
+
+#define WALK_RECORD_GROUP(name, when, role, v0, f0, v1, f1, v2, f2, v3, f3)             \
+	if ((when) && WRITTEN(mode, role, KEEP, s))                                     \
+		SINK_PUT_IN_ROOM(k, at, GROUP_BYTE(mode, s, v0, f0) |                   \
+				 GROUP_BYTE(mode, s, v1, f1) << 8 |                     \
+				 GROUP_BYTE(mode, s, v2, f2) << 16 |                    \
+				 GROUP_BYTE(mode, s, v3, f3) << 24);
+
 #define WALK_RECORDS(type, pool, first, count, FIELDS)                                  \
 	for (uint32_t id = (first); id < (count); id++) {                               \
 		const type *r = &s->pool[id];                                           \
                                                                                         \
 		SINK_MAKE_ROOM(k, at);                                                  \
-		FIELDS(WALK_RECORD_FIELD, WALK_RECORD_BYTES)                            \
+		FIELDS(WALK_RECORD_FIELD, WALK_RECORD_BYTES, WALK_RECORD_GROUP)         \
 	}
 
 /* The most words a record's fields write (its opaque bytes check for room themselves). */
 #define COUNT_FIELD(name, value, when, role, fold) +2
 #define COUNT_BYTES(name, pointer, bytes, when, role)
-#define RECORD_WORDS(FIELDS) (0 FIELDS(COUNT_FIELD, COUNT_BYTES))
+#define COUNT_GROUP(name, when, role, v0, f0, v1, f1, v2, f2, v3, f3) +1
+#define RECORD_WORDS(FIELDS) (0 FIELDS(COUNT_FIELD, COUNT_BYTES, COUNT_GROUP))
 #define ASSERT_ROOM(type, pool, first, count, FIELDS)                                   \
 	_Static_assert(RECORD_WORDS(FIELDS) <= SINK_ROOM, #type " has more fields than SINK_ROOM");
 SIM_RECORDS(ASSERT_ROOM)
