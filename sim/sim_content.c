@@ -499,38 +499,47 @@ uint32_t sim_content_patches(const struct sim_content_store *cs, uint64_t token,
 	return v.npatch;
 }
 
+/* Is @v exactly @base with the @n sorted differing bytes @patch? */
+static bool view_is(const struct view *v, uint64_t base, const struct sim_patch_byte *patch,
+		    uint32_t n)
+{
+	if (v->base != base || v->npatch != n)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (v->patch[i].offset != patch[i].offset || v->patch[i].byte != patch[i].byte)
+			return false;
+	return true;
+}
+
+/* The same of an entry, without decoding an inline window. */
+static bool entry_is(const struct sim_patched *e, uint64_t base, const struct sim_patch_byte *patch,
+		     uint32_t n)
+{
+	if (e->base != base || e->npatch != n)
+		return false;
+	if (sim_patched_spilled(e))
+		return view_is(&(struct view){ e->base, e->patch, e->npatch }, base, patch, n);
+	/*
+	 * The window holds all e->npatch differing bytes and @patch as many:
+	 * equal when each of @patch is one of them.
+	 */
+	for (uint32_t i = 0; i < n; i++)
+		if ((uint32_t)(patch[i].offset - e->start) >= SIM_PATCH_WINDOW ||
+		    word_byte(e->window, patch[i].offset - e->start) != patch[i].byte)
+			return false;
+	return true;
+}
+
 bool sim_content_is_base_with(const struct sim_content_store *cs, uint64_t token, uint64_t base,
 			      const struct sim_patch_byte *patch, uint32_t n)
 {
 	struct sim_patch_byte buf[SIM_PATCH_WINDOW];
-	const struct sim_patched *e;
 	struct view v;
 
-	if (!sim_content_is_patched(token) || is_word(token)) {
-		v = view_of(cs, token, buf);
-	} else {
-		e = entry_of(cs, token);
-		if (e->base != base || e->npatch != n)
-			return false;
-		if (!sim_patched_spilled(e)) {
-			/*
-			 * The window holds all e->npatch differing bytes and @patch
-			 * as many: equal when each of @patch is one of them.
-			 */
-			for (uint32_t i = 0; i < n; i++)
-				if ((uint32_t)(patch[i].offset - e->start) >= SIM_PATCH_WINDOW ||
-				    word_byte(e->window, patch[i].offset - e->start) != patch[i].byte)
-					return false;
-			return true;
-		}
-		v = (struct view){ e->base, e->patch, e->npatch };
-	}
-	if (v.base != base || v.npatch != n)
-		return false;
-	for (uint32_t i = 0; i < n; i++)
-		if (v.patch[i].offset != patch[i].offset || v.patch[i].byte != patch[i].byte)
-			return false;
-	return true;
+	if (sim_content_has_entry(token))
+		return entry_is(entry_of(cs, token), base, patch, n);
+	v = view_of(cs, token, buf);
+	return view_is(&v, base, patch, n);
 }
 
 /* Smallest offset >= @from in a lane where the two bases differ, or PAGE_SIZE. */
@@ -747,16 +756,6 @@ static uint32_t new_entry(struct sim_content_store *cs)
 	return id;
 }
 
-static bool same_patches(const struct view *a, const struct view *b)
-{
-	if (a->base != b->base || a->npatch != b->npatch)
-		return false;
-	for (uint32_t i = 0; i < a->npatch; i++)
-		if (a->patch[i].offset != b->patch[i].offset || a->patch[i].byte != b->patch[i].byte)
-			return false;
-	return true;
-}
-
 /* Look up bytes equal to @v (hash @h); 0 if none. */
 static uint32_t find_equal(const struct sim_content_store *cs, const struct view *v, uint64_t h)
 {
@@ -774,14 +773,14 @@ static uint32_t find_equal(const struct sim_content_store *cs, const struct view
 		e = &cs->entry[id];
 		if (e->bytes_hash != h)
 			continue;
-		ev = entry_view(e, buf);
-		if (same_patches(&ev, v))
+		if (entry_is(e, v->base, v->patch, v->npatch))
 			return id;
 		/* same hash, other description: only the bytes can tell */
 		if (!materialized) {
 			view_materialize(v, want);
 			materialized = true;
 		}
+		ev = entry_view(e, buf);
 		view_materialize(&ev, have);
 		if (memcmp(want, have, CONTENT_PAGE_SIZE) == 0)
 			return id;
@@ -948,6 +947,47 @@ static bool word_after_write(struct sim_content_store *cs, uint64_t token, uint3
 	return true;
 }
 
+/*
+ * A write of @value at @offset over a content whose differing bytes all lie
+ * in those eight (a plain page, an inline window that starts there, a word
+ * token of that offset): the new content is its base with @value there, and
+ * nothing of the old one is left to merge. *out and true; false when the old
+ * content has bytes elsewhere. The same content as the general path makes.
+ */
+static bool write_over_whole(struct sim_content_store *cs, uint64_t token, uint32_t offset,
+			     uint64_t value, bool listed, uint64_t *out)
+{
+	struct sim_patch_byte patch[SIM_PATCH_WINDOW];
+	struct patch_buf pb = { patch, false, false };
+	const struct sim_patched *e;
+	uint64_t base, h;
+	uint32_t n = 0;
+
+	if (!sim_content_is_patched(token))
+		base = token;
+	else if (is_word(token) && site_of(cs, token)->offset == offset)
+		base = site_of(cs, token)->base;
+	else if (!is_word(token) && !sim_patched_spilled(e = entry_of(cs, token)) &&
+		 e->start == offset)
+		base = e->base;
+	else
+		return false;
+	h = plain_bytes_hash(cs, base);
+	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++) {
+		uint32_t off = offset + k;
+		uint8_t was = word_byte(base, off), new = (uint8_t)(value >> (8 * k));
+
+		if (new == was)
+			continue;
+		h += position_weight(off) * (byte_code(new) - byte_code(was));
+		patch[n++] = (struct sim_patch_byte){ (uint16_t)off, new };
+	}
+	if (n && listed)
+		__builtin_prefetch(&cs->bucket[(uint32_t)h & (cs->nbuckets - 1)]);
+	*out = n ? intern(cs, base, &pb, n, h, listed) : base;
+	return true;
+}
+
 uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, uint32_t offset,
 				 uint64_t value)
 {
@@ -958,7 +998,8 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 	uint64_t h, ret;
 	struct view v;
 
-	if (word_after_write(cs, token, offset, value, &ret))
+	if (word_after_write(cs, token, offset, value, &ret) ||
+	    write_over_whole(cs, token, offset, value, listed, &ret))
 		return ret;
 	v = view_of(cs, token, buf);
 	h = sim_content_bytes_hash(cs, token);
