@@ -641,7 +641,7 @@ static bool check_counters(const struct ctx *c)
 	SAME(c, "ksm_zero_pages", s->count.ksm_zero_pages, r.zero);
 	/* A kernel whose fork copies the parent's per-mm counts (the bug the
 	 * late-2025 fix removed) keeps them off the recount from then on. */
-	bool exact = !wl_kernel_row(s->cfg.kernel)->fork_copies_counts;
+	bool exact = !sim_kernel_row(s)->fork_copies_counts;
 
 	for (uint32_t m = 0; m < nmm; m++) {
 		const struct sim_mm *mm = &s->mm[m];
@@ -773,7 +773,7 @@ static bool check_volatility(const struct ctx *c, const struct sim *parent, uint
 	merged = (s->page[slot].pte & PTE_KSM_ZERO) ||
 		 (maps_frame(s, slot) && (s->frame[r->frame].flags & FRAME_KSM));
 	if (!(r->rflags & RMAP_UNSTABLE) &&
-	    !(!wl_kernel_row(s->cfg.kernel)->checksum_first
+	    !(!sim_kernel_row(s)->checksum_first
 		      ? became_ksm_itself || (s->page[slot].pte & PTE_KSM_ZERO) /* may join a KSM page */
 		      : merged))
 		return true;
