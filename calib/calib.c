@@ -499,6 +499,26 @@ static void build_busy_tiny_mms(struct text *t, uint64_t pages)
 	tiny_processes(t);
 }
 
+/*
+ * A host of BUSY_MEDIUM_PAGES pages at rest, busy: a visit in a batch that
+ * follows the last with no sleep (busy_visit), its page tables and
+ * rmap_items still cached. The tiny busy hosts have too few pages to tell
+ * it from their batch and mm_slot; the large hosts above scan in one batch
+ * after a 20 ms sleep. BUSY_MEDIUM_SCANS scans, BUSY_MEDIUM_WINDOW an
+ * equation (a scan is about a millisecond, a busy ksmd's row is not exact).
+ */
+#define BUSY_MEDIUM_PAGES 4096u
+#define BUSY_MEDIUM_SCANS 600u
+#define BUSY_MEDIUM_WINDOW 50u
+
+static void build_busy_medium(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	put(t, "[global]\nscans = %u\nsmart_scan = 0\npages_to_scan = 100000000\n"
+	       "sleep_millisecs = 0\n", BUSY_MEDIUM_SCANS);
+	same_region(t, "a", "main", BUSY_MEDIUM_PAGES, 5);
+}
+
 /* three quarters of the pages discarded after scan 1: ksmd frees their
  * rmap_items at its next pass, then finds nothing at those addresses */
 static void build_discarded(struct text *t, uint64_t pages)
@@ -562,6 +582,7 @@ static const struct calib_workload workloads[] = {
 	{ "tiny-vmas", build_tiny_vmas, 2, true, 0 },
 	{ "busy-tiny", build_busy_tiny, 3, false, BUSY_WINDOW },
 	{ "busy-tiny-mms", build_busy_tiny_mms, 3, false, BUSY_WINDOW },
+	{ "busy-medium", build_busy_medium, 3, false, BUSY_MEDIUM_WINDOW },
 	{ "discarded", build_discarded, 2, false, 0 },
 	{ "exec-churn", build_exec_churn, 2, false, 0 },
 	{ "zero", build_zero, 2, false, 0 },

@@ -10,9 +10,9 @@
  * makes a sampled word's cost that share of checksum_ns, before and after
  * the fit. Then the real ksmd runs calibration workloads (large hosts at
  * rest, unique, volatile in 4 KiB pages and in THPs; tiny hosts in one
- * process, many processes, many mappings and many batches; the default
- * knobs; discards, execs and zero pages: one apart from the others for
- * each fitted term), and the simulator runs the same workloads as far as
+ * process, many processes, many mappings and many batches; tiny and
+ * medium hosts busy; the default knobs; discards, execs and zero pages: one
+ * apart from the others for each fitted term), and the simulator runs the same workloads as far as
  * the kernel went, counting the work of each term of the cost model
  * (SIM_COST_TERMS, sim.h) in every scan; a least-squares fit of ksmd's
  * measured CPU time per scan against those counts, each scan weighed by its

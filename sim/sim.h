@@ -66,6 +66,8 @@ struct sim;
 	  "the same for a subpage of a PMD-mapped THP")                                      \
 	X(cold_visit, cold_visit_ns, cold_visits, SIM_COST_FIT,                              \
 	  "more for one of the first SIM_COLD_VISITS visits of a batch after a sleep")       \
+	X(busy_visit, busy_visit_ns, busy_visits, SIM_COST_FIT,                              \
+	  "a page visited in a busy batch (sleep_millisecs 0), the host's tables still cached") \
 	X(checksum, checksum_ns, checksums, SIM_COST_FIT, "xxh64 of one 4 KiB page")           \
 	X(sample_word, sample_word_ns, sampled_words, SIM_COST_MICRO,                        \
 	  "one word of a sampled checksum, a cache line of its own")                         \

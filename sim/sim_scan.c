@@ -368,7 +368,11 @@ static bool page_is_eligible(const struct sim *s, uint32_t slot)
 	return (p->pte & PTE_PRESENT) && !(p->pte & PTE_KSM_ZERO);
 }
 
-/* A visit costs less where the page table ends at a PMD (a THP). */
+/*
+ * A visit costs less where the page table ends at a PMD (a THP), and in a
+ * batch straight after the last (busy), whose page tables and rmap_items
+ * the last batch left in the caches, than in a batch after a sleep.
+ */
 static void charge_visit(struct sim *s, uint32_t slot)
 {
 	s->work.visits++;
@@ -379,6 +383,9 @@ static void charge_visit(struct sim *s, uint32_t slot)
 	if (s->frame[s->page[slot].frame].flags & FRAME_LARGE) {
 		s->work.pmd_visits++;
 		sim_charge(s, s->cfg.costs.visit_pmd_ns);
+	} else if (!s->cold) {
+		s->work.busy_visits++;
+		sim_charge(s, s->cfg.costs.busy_visit_ns);
 	} else {
 		s->work.pte_visits++;
 		sim_charge(s, s->cfg.costs.visit_ns);
