@@ -492,13 +492,16 @@ static bool writes_zero(const struct workload *wl, size_t r)
  * The simulated time a full scan takes at least: every page of the regions
  * mergeable from setup to the end (nothing unmaps, unmerges or exits them)
  * with contents present, and not mapped to the zero page by use_zero_pages,
- * is visited, for visit_ns (or the cheaper of it and visit_pmd_ns in a THP
- * region). This bounds how many full scans fit in time = T.
+ * is visited, for visit_ns (or busy_visit_ns where sleep_millisecs can be 0
+ * and batches busy, if cheaper; or visit_pmd_ns in a THP region, if cheaper
+ * still). This bounds how many full scans fit in time = T.
  */
 static double scan_ns_at_least(const struct workload *wl, const struct sim_costs *c)
 {
 	bool zero_pages = wl->knobs[WL_KNOB_USE_ZERO_PAGES];
-	double pmd = c->visit_pmd_ns < c->visit_ns ? c->visit_pmd_ns : c->visit_ns, ns = 0;
+	double page = knob_min(wl, WL_KNOB_SLEEP_MILLISECS) ? c->visit_ns
+							     : fmin(c->visit_ns, c->busy_visit_ns);
+	double pmd = fmin(c->visit_pmd_ns, page), ns = 0;
 
 	for (size_t i = 0; i < wl->nevents; i++)
 		zero_pages |= wl->events[i].action == WL_ACT_SET &&
@@ -516,7 +519,7 @@ static double scan_ns_at_least(const struct workload *wl, const struct sim_costs
 				   (reg->fill == WL_FILL_SAME && reg->value == 0) ||
 				   writes_zero(wl, r)))
 			continue;
-		ns += (double)reg->pages * (reg->thp == WL_THP_ALWAYS ? pmd : c->visit_ns);
+		ns += (double)reg->pages * (reg->thp == WL_THP_ALWAYS ? pmd : page);
 	}
 	return ns;
 }

@@ -352,7 +352,8 @@ START_TEST(is_base_with_answers_as_the_bytes_do)
 			      : sim_patched_spilled(&cs.entry[token[q] - SIM_TOKEN_PATCHED]) ? 2
 										   : 1]++;
 			ck_assert_uint_le(n, 64);
-			memcpy(desc, patch, n * sizeof(*desc));
+			if (n) /* a plain token has no patch array */
+				memcpy(desc, patch, n * sizeof(*desc));
 			ck_assert_int_eq(sim_content_is_base_with(&cs, token[p], base, desc, n), equal);
 			if (!n)
 				continue;
