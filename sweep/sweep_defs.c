@@ -450,12 +450,18 @@ static void nai_xia_explain(const struct sweep_def *d, const struct sweep_env *e
 			fprintf(out, "  %-12s %-13s", nai_xia_names[p], d->series[s].name);
 			print_cost_shares(&w, c, out);
 		}
+	/* ksmd is busy here (sleep_millisecs = 0): a 4 KiB page's visit is a busy one */
 	fprintf(out, "Every visit pays a fixed part (finding the rmap_item, walking the page "
 		     "table, taking\nthe page) whatever detects volatility, so the speedup is "
-		     "bounded by\n(visit + checksum) / (visit + dirty test): %.1fx for 4 KiB pages. "
-		     "In a THP the walk ends\nat the PMD and a visit costs less, so the bound "
-		     "is higher: %.1fx. The seed's figures\nleave the fixed part out.\n",
-		(c->visit_ns + c->checksum_ns) / (c->visit_ns + c->dirty_test_ns),
+		     "bounded by\n(busy_visit + checksum) / (busy_visit + dirty_test + tlb_flush) = "
+		     "(%.0f + %.0f) / (%.0f + %.0f + %.0f)\n= %.1fx for 4 KiB pages. In a THP the "
+		     "walk ends at the PMD, a visit costs less and\none flush serves 512 pages: "
+		     "(visit_pmd + checksum) / (visit_pmd + dirty_test) = %.1fx.\nThe seed's "
+		     "figures leave the fixed part out.\n",
+		c->busy_visit_ns, c->checksum_ns, c->busy_visit_ns, c->dirty_test_ns,
+		c->tlb_flush_ns,
+		(c->busy_visit_ns + c->checksum_ns) /
+			(c->busy_visit_ns + c->dirty_test_ns + c->tlb_flush_ns),
 		(c->visit_pmd_ns + c->checksum_ns) / (c->visit_pmd_ns + c->dirty_test_ns));
 }
 
