@@ -60,6 +60,20 @@ START_TEST(four_plain_checksums_equal_xxh64_of_the_bytes)
 }
 END_TEST
 
+/*
+ * A store and @n pages of it, alternately the plain values @a and @b, as
+ * tokens and as their real bytes: where the random-write tests start.
+ */
+static void start_pages(struct sim_content_store *cs, uint8_t (*real)[CONTENT_PAGE_SIZE],
+			uint64_t *token, int n, uint64_t a, uint64_t b)
+{
+	ck_assert_int_eq(sim_content_store_init(cs), 0);
+	for (int p = 0; p < n; p++) {
+		token[p] = p % 2 ? b : a;
+		content_fill(real[p], token[p]);
+	}
+}
+
 /* Apply the same random writes to real pages and to tokens; compare. */
 START_TEST(tokens_agree_with_real_bytes)
 {
@@ -69,11 +83,7 @@ START_TEST(tokens_agree_with_real_bytes)
 	uint64_t token[NPAGES];
 	struct wl_rng rng = wl_rng_stream(7, 0);
 
-	ck_assert_int_eq(sim_content_store_init(&cs), 0);
-	for (int p = 0; p < NPAGES; p++) {
-		token[p] = (uint64_t)(p % 2) + 1; /* pages start as values 1 and 2 */
-		content_fill(real[p], token[p]);
-	}
+	start_pages(&cs, real, token, NPAGES, 1, 2);
 	for (int round = 0; round < ROUNDS; round++) {
 		int p = (int)wl_rng_below(&rng, NPAGES), q = (int)wl_rng_below(&rng, NPAGES);
 		/* few offsets and values, so that pages collide and restore often */
@@ -175,11 +185,8 @@ START_TEST(inline_and_spilled_patches_agree_with_real_bytes)
 	uint64_t token[NPAGES];
 	struct wl_rng rng = wl_rng_stream(11, 3);
 
-	ck_assert_int_eq(sim_content_store_init(&cs), 0);
-	for (int p = 0; p < NPAGES; p++) {
-		token[p] = UINT64_C(0x0101010101010101) * (uint64_t)(p % 2 + 1);
-		content_fill(real[p], token[p]);
-	}
+	start_pages(&cs, real, token, NPAGES, UINT64_C(0x0101010101010101),
+		    UINT64_C(0x0202020202020202));
 	for (int round = 0; round < ROUNDS; round++) {
 		int p = (int)wl_rng_below(&rng, NPAGES), q = (int)wl_rng_below(&rng, NPAGES);
 		uint32_t offset = wl_rng_below(&rng, 2) ? CONTENT_MAX_OFFSET - (uint32_t)wl_rng_below(&rng, 12)
@@ -321,11 +328,8 @@ START_TEST(is_base_with_answers_as_the_bytes_do)
 	struct wl_rng rng = wl_rng_stream(12, 5);
 	unsigned kinds[4] = { 0 }; /* plain, inline, spilled, word: each met */
 
-	ck_assert_int_eq(sim_content_store_init(&cs), 0);
-	for (int p = 0; p < NPAGES; p++) {
-		token[p] = UINT64_C(0x0101010101010101) * (uint64_t)(p % 2 + 1);
-		content_fill(real[p], token[p]);
-	}
+	start_pages(&cs, real, token, NPAGES, UINT64_C(0x0101010101010101),
+		    UINT64_C(0x0202020202020202));
 	for (int round = 0; round < ROUNDS; round++) {
 		int p = (int)wl_rng_below(&rng, NPAGES);
 		uint32_t offset = (uint32_t)wl_rng_below(&rng, 24);
