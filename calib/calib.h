@@ -12,9 +12,9 @@
  * rest, unique, volatile in 4 KiB pages and in THPs; tiny hosts in one
  * process, many processes, many mappings and many batches; tiny and
  * medium hosts busy; the default knobs; discards, execs and zero pages: one
- * apart from the others for each fitted term), and the simulator runs the same workloads as far as
- * the kernel went, counting the work of each term of the cost model
- * (SIM_COST_TERMS, sim.h) in every scan; a least-squares fit of ksmd's
+ * apart from the others for each fitted term), and the simulator runs the
+ * same workloads as far as the kernel went, counting the work of each term
+ * of the cost model (SIM_COST_TERMS, sim.h) in every scan; a least-squares fit of ksmd's
  * measured CPU time per scan against those counts, each scan weighed by its
  * own size, gives the SIM_COST_FIT terms with their standard errors, and
  * the rows with a plain sleep give how long a sleep really lasts. The
