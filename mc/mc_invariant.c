@@ -179,7 +179,8 @@ static bool content_is(const struct mc_config *cfg, const struct sim *s, uint64_
 	/* canonical: patches are exactly the bytes that differ from the base */
 	if (sim_content_is_base_with(&s->content, token, base, c->patch, c->npatch))
 		return true;
-	if (sim_content_patches(&s->content, token, &ebase, buf, &patch), ebase == base)
+	(void)sim_content_patches(&s->content, token, &ebase, buf, &patch);
+	if (ebase == base)
 		return false;
 	/* another description of maybe the same bytes: compare them all */
 	for (uint32_t o = 0; o < CONTENT_PAGE_SIZE; o++) {

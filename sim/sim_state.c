@@ -40,7 +40,7 @@ void sim_config_default(struct sim_config *cfg)
 	 * in the morning (visit_ns 333-341, mm_slot_ns 12200-17900).
 	 * zero_pte_ns came on 2026-12-03: the median of three calibrations
 	 * at 08:41-08:45 UTC (27.9 +- 1.4, 26.1 and 29.0). busy_visit_ns on
-	 * 2026-12-05: three calibrations minutes apart gave it 0.91, 0.79 and
+	 * 2026-12-06: three calibrations minutes apart gave it 0.91, 0.79 and
 	 * 0.85 of visit_ns (224/246, 228/288, 247/292, +- 7 each), so it is
 	 * visit_ns times their median, 0.85 */
 	cfg->costs = (struct sim_costs){
