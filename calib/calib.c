@@ -500,6 +500,29 @@ static void build_busy_tiny_mms(struct text *t, uint64_t pages)
 }
 
 /*
+ * A busy scan's fixed costs apart from its visits: BUSY_FEW_PAGES pages (a
+ * scan of them is mostly its start and its mm_slot), and TINY_PAGES in
+ * TINY_BATCHES busy batches a scan (busy_batch apart from busy_scan, which
+ * one batch a scan cannot tell apart).
+ */
+#define BUSY_FEW_PAGES 8u
+
+static void build_busy_few(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	busy_global(t);
+	same_region(t, "a", "main", BUSY_FEW_PAGES, 5);
+}
+
+static void build_busy_tiny_batches(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	put(t, "[global]\nscans = %u\nsmart_scan = 0\npages_to_scan = %u\nsleep_millisecs = 0\n",
+	    BUSY_SCANS, TINY_PAGES / TINY_BATCHES);
+	same_region(t, "a", "main", TINY_PAGES, 5);
+}
+
+/*
  * A host of BUSY_MEDIUM_PAGES pages at rest, busy: a visit in a batch that
  * follows the last with no sleep (busy_visit), its page tables and
  * rmap_items still cached. The tiny busy hosts have too few pages to tell
@@ -582,6 +605,8 @@ static const struct calib_workload workloads[] = {
 	{ "tiny-vmas", build_tiny_vmas, 2, true, 0 },
 	{ "busy-tiny", build_busy_tiny, 3, false, BUSY_WINDOW },
 	{ "busy-tiny-mms", build_busy_tiny_mms, 3, false, BUSY_WINDOW },
+	{ "busy-few", build_busy_few, 3, false, BUSY_WINDOW },
+	{ "busy-tiny-batches", build_busy_tiny_batches, 3, false, BUSY_WINDOW },
 	{ "busy-medium", build_busy_medium, 3, false, BUSY_MEDIUM_WINDOW },
 	{ "discarded", build_discarded, 2, false, 0 },
 	{ "exec-churn", build_exec_churn, 2, false, 0 },

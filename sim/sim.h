@@ -52,8 +52,8 @@ struct sim;
  * the kernel's defaults, cost a quarter more), and the batch itself and
  * every mm_slot it enters cost batch_ns and mm_slot_ns. A batch that
  * starts straight after the last (sleep_millisecs 0, no steps between)
- * is busy: no wakeup, nothing cold, busy_batch_ns and busy_mm_slot_ns
- * instead (a full scan of 64 pages cost the kernel 26 us busy and 71 us
+ * is busy: no wakeup, nothing cold, busy_batch_ns, busy_scan_ns and
+ * busy_mm_slot_ns instead (a full scan of 64 pages cost the kernel 26 us busy and 71 us
  * after 20 ms sleeps, the medians of bench/results/cpu/calibrate.txt's
  * busy-tiny and tiny rows). A new term is a row here, a
  * default in sim_config_default() and a charge where the kernel does that
@@ -89,7 +89,9 @@ struct sim;
 	  "a batch after a sleep or steps: the wakeup, its locks, caches refilled")          \
 	X(busy_batch, busy_batch_ns, busy_batches, SIM_COST_FIT,                             \
 	  "a batch straight after the last (sleep_millisecs 0): no wakeup, caches warm")    \
-	X(scan, scan_ns, scans, SIM_COST_FIT, "the start of a full scan")                      \
+	X(scan, scan_ns, scans, SIM_COST_FIT, "the start of a full scan in a batch after a sleep") \
+	X(busy_scan, busy_scan_ns, busy_scans, SIM_COST_FIT,                                 \
+	  "the same in a busy batch, the mm list and trees still cached")                   \
 	X(mm_slot, mm_slot_ns, mm_slots, SIM_COST_FIT,                                       \
 	  "an mm_slot the cursor enters (its mmap lock, the VMA lookup), in a batch after a sleep") \
 	X(busy_mm_slot, busy_mm_slot_ns, busy_mm_slots, SIM_COST_FIT,                        \

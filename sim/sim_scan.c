@@ -346,8 +346,13 @@ static void advisor_stop_scan(struct sim *s)
 /* Start of a full scan: empty the unstable trees, move to the first slot. */
 static void start_full_scan(struct sim *s)
 {
-	s->work.scans++;
-	sim_charge(s, s->cfg.costs.scan_ns);
+	if (s->cold) {
+		s->work.scans++;
+		sim_charge(s, s->cfg.costs.scan_ns);
+	} else {
+		s->work.busy_scans++;
+		sim_charge(s, s->cfg.costs.busy_scan_ns);
+	}
 	advisor_start_scan(s);
 	if (s->cfg.mutant == SIM_MUTANT_NO_UNSTABLE_RESET) /* mutant: the old tree stays */
 		goto kept;

@@ -42,7 +42,11 @@ void sim_config_default(struct sim_config *cfg)
 	 * at 08:41-08:45 UTC (27.9 +- 1.4, 26.1 and 29.0). busy_visit_ns on
 	 * 2026-12-06: three calibrations minutes apart gave it 0.91, 0.79 and
 	 * 0.85 of visit_ns (224/246, 228/288, 247/292, +- 7 each), so it is
-	 * visit_ns times their median, 0.85 */
+	 * visit_ns times their median, 0.85. busy_scan_ns, and busy_batch_ns
+	 * apart from it, on 2026-12-06 02:00-02:20 UTC: three calibrations with
+	 * the busy hosts of 8 pages and of 8 batches a scan gave 1625 +- 376,
+	 * 1244 +- 290 and 2109 +- 321 (busy_batch_ns 216 +- 121, 587 +- 104,
+	 * 209 +- 101); the medians, rounded */
 	cfg->costs = (struct sim_costs){
 		.hz = 250,
 		.visit_ns = 230,
@@ -61,8 +65,9 @@ void sim_config_default(struct sim_config *cfg)
 		.thp_split_ns = 20000,
 		.skip_ns = 60,
 		.batch_ns = 17200,
-		.busy_batch_ns = 0,
+		.busy_batch_ns = 220,
 		.scan_ns = 0,
+		.busy_scan_ns = 1620,
 		.mm_slot_ns = 12300,
 		.busy_mm_slot_ns = 3800,
 		.vma_ns = 640,
