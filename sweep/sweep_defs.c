@@ -1278,6 +1278,51 @@ static uint64_t last_step_scan(const struct workload *wl)
 #define PREDICT_BUSY_SETTLE 3u
 
 /*
+ * A busy tail of a tiny host is over in a millisecond or two of ksmd's CPU,
+ * where a timer tick or an interrupt is a tenth of the figure: ksm_tests -M
+ * (10 pages, 7 us a scan) measured 6.1 to 8.6 us a scan in runs seconds
+ * apart over such windows. The tail is therefore as many scans as the
+ * model says take PREDICT_BUSY_CPU_NS of ksmd's CPU, at least
+ * PREDICT_BUSY_TAIL and at most PREDICT_BUSY_MAX_TAIL.
+ */
+#define PREDICT_BUSY_CPU_NS 50000000.0
+#define PREDICT_BUSY_MAX_TAIL 20000u
+
+/*
+ * The tail for @wl, whose run stops PREDICT_BUSY_TAIL scans past its last
+ * step @last: from the simulator's CPU per scan over those scans.
+ */
+static uint64_t busy_tail(const struct workload *wl, const struct sweep_env *env, uint64_t last,
+			  char *err, size_t errlen)
+{
+	const struct trace_row *first = NULL, *end = NULL;
+	struct trace *t = NULL;
+	double per_scan_ns = 0, want;
+
+	if (sim_trace(wl, env, &t, NULL, err, errlen) != 0)
+		return 0;
+	for (size_t i = 0; i < t->nrows; i++) {
+		const struct trace_row *r = &t->row[i];
+
+		if (r->kind != TRACE_ROW_SCAN || r->scan < last + PREDICT_BUSY_SETTLE)
+			continue;
+		if (!first)
+			first = r;
+		end = r;
+	}
+	if (first && end->scan > first->scan)
+		per_scan_ns = (double)(end->ksmd_cpu_ns - first->ksmd_cpu_ns) /
+			      (double)(end->scan - first->scan);
+	trace_free(t);
+	if (!(per_scan_ns > 0))
+		return PREDICT_BUSY_TAIL;
+	want = ceil(PREDICT_BUSY_CPU_NS / per_scan_ns);
+	if (want <= PREDICT_BUSY_TAIL)
+		return PREDICT_BUSY_TAIL;
+	return want >= PREDICT_BUSY_MAX_TAIL ? PREDICT_BUSY_MAX_TAIL : (uint64_t)want;
+}
+
+/*
  * The window a busy kernel trace is measured over: from its first row
  * PREDICT_BUSY_SETTLE scans after the row whose steps were the last (@last;
  * 0: no steps, any row from scan 1 on) to its last row. Whether there is
@@ -1330,10 +1375,17 @@ static int predict_busy_run(const struct sweep_def *d, size_t point, const struc
 	if (load(d, point, PREDICT_KERNEL_BUSY_WALL, env, &wl, err, errlen) != 0)
 		return -1;
 	last = last_step_scan(wl);
-	if (last != UINT64_MAX && wl->stop == WL_STOP_SCANS)
-		wl->stop_scans = (last > wl->stop_scans ? last : wl->stop_scans) + PREDICT_BUSY_TAIL;
-	else
+	if (last != UINT64_MAX && wl->stop == WL_STOP_SCANS) {
+		uint64_t end = last > wl->stop_scans ? last : wl->stop_scans, tail;
+
+		wl->stop_scans = end + PREDICT_BUSY_TAIL;
+		tail = busy_tail(wl, env, last, err, errlen);
+		if (!tail)
+			goto out;
+		wl->stop_scans = end + tail;
+	} else {
 		last = 0;
+	}
 	for (int attempt = 0;; attempt++) {
 		k = kernel_result(wl, env, KB_MEASURE_NONE, &res, err, errlen);
 		if (k != 0) {
