@@ -1456,11 +1456,12 @@ static void predict_explain(const struct sweep_def *d, const struct sweep_env *e
 	fprintf(out,
 		"Ratios sim / kernel of the wall-clock scan speed (MiB/s, as ksm_tests -P and\n"
 		"Nai Xia count it) and of ksmd's CPU time per MiB scanned, at each workload's\n"
-		"own knobs and busy (sleep_millisecs 0, a batch a full scan, measured over %u\n"
-		"scans past the workload's last step). The wall clock at the default knobs is\n"
+		"own knobs and busy (sleep_millisecs 0, a batch a full scan, measured over the\n"
+		"scans past the workload's last step: %u, or as many as the model says take\n"
+		"%.0f ms of ksmd's CPU, up to %u). The wall clock at the default knobs is\n"
 		"mostly sleep, which the simulator knows exactly; the CPU ratio is the cost\n"
 		"model's accuracy. Goal: every CPU ratio within 0.85 to 1.15.\n",
-		PREDICT_BUSY_TAIL);
+		PREDICT_BUSY_TAIL, PREDICT_BUSY_CPU_NS / 1e6, PREDICT_BUSY_MAX_TAIL);
 }
 
 /* --- smart-scan: what each smart_scan_policy costs and merges ----------------------- */
