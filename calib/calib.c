@@ -542,6 +542,19 @@ static void build_busy_medium(struct text *t, uint64_t pages)
 	same_region(t, "a", "main", BUSY_MEDIUM_PAGES, 5);
 }
 
+/*
+ * BUSY_MEDIUM_PAGES unique pages, busy, with smart scan on: most visits
+ * are skipped once the pages have aged, so a skip has equations of its own
+ * (the validation workloads have smart scan on unless they say otherwise).
+ */
+static void build_busy_skips(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	put(t, "[global]\nscans = %u\nsmart_scan = 1\npages_to_scan = 100000000\n"
+	       "sleep_millisecs = 0\n", BUSY_MEDIUM_SCANS);
+	put(t, "[region a]\nprocess = main\npages = %u\nfill = unique\n", BUSY_MEDIUM_PAGES);
+}
+
 /* three quarters of the pages discarded after scan 1: ksmd frees their
  * rmap_items at its next pass, then finds nothing at those addresses */
 static void build_discarded(struct text *t, uint64_t pages)
@@ -608,6 +621,7 @@ static const struct calib_workload workloads[] = {
 	{ "busy-few", build_busy_few, 3, false, BUSY_WINDOW },
 	{ "busy-tiny-batches", build_busy_tiny_batches, 3, false, BUSY_WINDOW },
 	{ "busy-medium", build_busy_medium, 3, false, BUSY_MEDIUM_WINDOW },
+	{ "busy-skips", build_busy_skips, 3, false, BUSY_MEDIUM_WINDOW },
 	{ "discarded", build_discarded, 2, false, 0 },
 	{ "exec-churn", build_exec_churn, 2, false, 0 },
 	{ "zero", build_zero, 2, false, 0 },

@@ -31,8 +31,12 @@ void sim_config_default(struct sim_config *cfg)
 	 * calibrations on 2026-12-02, bench/results/costs-2026-12-02.ini is
 	 * one). scan_ns came out at 841, 0 and 2 ns, absent_page_ns and
 	 * rmap_free_ns at 0 every time: below the noise of the scans that have
-	 * them. thp_split_ns, skip_ns and prune_ns are estimates calibrate
-	 * does not measure; sample_word_ns is checksum_ns times the measured
+	 * them. thp_split_ns and prune_ns are estimates calibrate does not
+	 * measure; skip_ns is fitted since 2026-12-06 on busy unique pages with
+	 * smart scan, where the fit wants it below 0 (a skipped page does not
+	 * go back to ksmd's loop: less than a visit), so 0 (it was an estimate
+	 * of 60, and smart-scan-unique busy came out 1.21x the kernel, 1.05x
+	 * with 0); sample_word_ns is checksum_ns times the measured
 	 * ratio of a 16-word sample's hash to a page's on pages not in cache,
 	 * over 16 (calib.c). busy_batch_ns and busy_mm_slot_ns came later: the
 	 * medians of three calibrations on 2026-12-02 at 10:30-10:35 UTC (0,
@@ -63,7 +67,7 @@ void sim_config_default(struct sim_config *cfg)
 		.merge_ns = 1360,
 		.zero_merge_ns = 1010,
 		.thp_split_ns = 20000,
-		.skip_ns = 60,
+		.skip_ns = 0,
 		.batch_ns = 17200,
 		.busy_batch_ns = 220,
 		.scan_ns = 0,
