@@ -390,7 +390,7 @@ static void write_summary(const struct sweep_def *d, const struct sweep_env *env
 {
 	sweep_write_summary(d, res, out);
 	if (d->explain)
-		d->explain(d, env, out);
+		d->explain(d, env, res, out);
 }
 
 /* The summary kept beside the CSV files as DIR/NAME.txt. */

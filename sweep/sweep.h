@@ -81,9 +81,14 @@ typedef int (*sweep_text_fn)(const struct sweep_def *d, size_t point, size_t ser
 typedef int (*sweep_run_fn)(const struct sweep_def *d, size_t point,
 			    const struct sweep_env *env, const bool *want, double *y, char *err,
 			    size_t errlen);
-/* Extra explanation after the summary table (may be NULL). */
+struct sweep_point_result;
+/*
+ * Extra explanation after the summary table (may be NULL); @res holds the
+ * results of every point (d->npoints of them), or is NULL when there are
+ * none to judge.
+ */
 typedef void (*sweep_explain_fn)(const struct sweep_def *d, const struct sweep_env *env,
-				 FILE *out);
+				 const struct sweep_point_result *res, FILE *out);
 
 struct sweep_def {
 	const char *name;     /* "volatile" */

@@ -250,7 +250,7 @@ START_TEST(test_smart_scan_mixed_merges_under_the_fix)
 	for (size_t s = 0; s < WL_SMART_SCAN_COUNT; s++)
 		ck_assert_double_lt(res.series[s].median * 4, res.series[off].median);
 	out = open_memstream(&text, &len);
-	d->explain(d, &env, out);
+	d->explain(d, &env, NULL, out);
 	fclose(out);
 	row = strstr(text, "smart-scan-mixed");
 	ck_assert_ptr_nonnull(row);
