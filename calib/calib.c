@@ -420,6 +420,14 @@ static void build_default_knobs(struct text *t, uint64_t pages)
  */
 #define TINY_PAGES 64u
 #define TINY_SCANS 20u
+/*
+ * A tiny host's scan is one wakeup of ksmd, whose cost moves from run to
+ * run: the 64-page host averaged 46, 57 and 77 us a scan in three
+ * calibrations of 3 runs each (2026-12-06), and the validation workloads
+ * of 2 to 200 pages swung with them. Each repeat is TINY_POOL runs, their
+ * equations weighed so that together they count as one run's.
+ */
+#define TINY_POOL 4u
 #define TINY_SPLIT 32u
 #define TINY_BATCHES 8u
 
@@ -601,31 +609,33 @@ struct calib_workload {
 	uint64_t first_scan; /* rows from this scan on enter the fit */
 	bool steady_sleeps;  /* a plain 20 ms sleep a scan, no steps: the sleep's length */
 	uint64_t window;     /* busy: scans an equation spans at least (0: one a row) */
+	unsigned pool;       /* kernel runs per --repeats, their equations
+				weighed down to count as one run's */
 };
 
 static const struct calib_workload workloads[] = {
-	{ "at-rest", build_at_rest, 2, true, 0 },
-	{ "at-rest-quarter", build_at_rest_quarter, 2, true, 0 },
-	{ "batches", build_batches, 3, false, 0 },
-	{ "unique", build_unique, 2, true, 0 },
-	{ "volatile", build_volatile, 2, false, 0 },
-	{ "volatile-thp", build_volatile_thp, 2, false, 0 },
-	{ "late-differ", build_late_differ, 2, true, 0 },
-	{ "default-knobs", build_default_knobs, 2, false, 0 },
-	{ "tiny", build_tiny, 2, true, 0 },
-	{ "tiny-batches", build_tiny_batches, 3, false, 0 },
-	{ "tiny-mms", build_tiny_mms, 2, true, 0 },
-	{ "tiny-vmas", build_tiny_vmas, 2, true, 0 },
-	{ "busy-tiny", build_busy_tiny, 3, false, BUSY_WINDOW },
-	{ "busy-tiny-mms", build_busy_tiny_mms, 3, false, BUSY_WINDOW },
-	{ "busy-few", build_busy_few, 3, false, BUSY_WINDOW },
-	{ "busy-tiny-batches", build_busy_tiny_batches, 3, false, BUSY_WINDOW },
-	{ "busy-medium", build_busy_medium, 3, false, BUSY_MEDIUM_WINDOW },
-	{ "busy-skips", build_busy_skips, 3, false, BUSY_MEDIUM_WINDOW },
-	{ "discarded", build_discarded, 2, false, 0 },
-	{ "exec-churn", build_exec_churn, 2, false, 0 },
-	{ "zero", build_zero, 2, false, 0 },
-	{ "zero-at-rest", build_zero_at_rest, 2, true, 0 },
+	{ "at-rest", build_at_rest, 2, true, 0, 1 },
+	{ "at-rest-quarter", build_at_rest_quarter, 2, true, 0, 1 },
+	{ "batches", build_batches, 3, false, 0, 1 },
+	{ "unique", build_unique, 2, true, 0, 1 },
+	{ "volatile", build_volatile, 2, false, 0, 1 },
+	{ "volatile-thp", build_volatile_thp, 2, false, 0, 1 },
+	{ "late-differ", build_late_differ, 2, true, 0, 1 },
+	{ "default-knobs", build_default_knobs, 2, false, 0, 1 },
+	{ "tiny", build_tiny, 2, true, 0, TINY_POOL },
+	{ "tiny-batches", build_tiny_batches, 3, false, 0, TINY_POOL },
+	{ "tiny-mms", build_tiny_mms, 2, true, 0, TINY_POOL },
+	{ "tiny-vmas", build_tiny_vmas, 2, true, 0, TINY_POOL },
+	{ "busy-tiny", build_busy_tiny, 3, false, BUSY_WINDOW, 1 },
+	{ "busy-tiny-mms", build_busy_tiny_mms, 3, false, BUSY_WINDOW, 1 },
+	{ "busy-few", build_busy_few, 3, false, BUSY_WINDOW, 1 },
+	{ "busy-tiny-batches", build_busy_tiny_batches, 3, false, BUSY_WINDOW, 1 },
+	{ "busy-medium", build_busy_medium, 3, false, BUSY_MEDIUM_WINDOW, 1 },
+	{ "busy-skips", build_busy_skips, 3, false, BUSY_MEDIUM_WINDOW, 1 },
+	{ "discarded", build_discarded, 2, false, 0, 1 },
+	{ "exec-churn", build_exec_churn, 2, false, 0, 1 },
+	{ "zero", build_zero, 2, false, 0, 1 },
+	{ "zero-at-rest", build_zero_at_rest, 2, true, 0, 1 },
 };
 
 #define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -705,6 +715,7 @@ struct system {
 	double a[MAX_EQUATIONS * SIM_TERM_COUNT], b[MAX_EQUATIONS];
 	double measured[MAX_EQUATIONS]; /* b before weighing, ns */
 	double idle[MAX_EQUATIONS]; /* wall time between the rows not spent by ksmd, ns */
+	double share[MAX_EQUATIONS]; /* the equation's weight beside its measurement's */
 	bool steps[MAX_EQUATIONS];  /* no plain sleep a scan (steps pause ksmd, or batches) */
 	char name[MAX_EQUATIONS][32];
 	uint64_t scan[MAX_EQUATIONS];
@@ -739,6 +750,12 @@ static void note(const struct calib_options *opt, const char *what)
 	opt->note(line, opt->note_arg);
 }
 
+/* Kernel runs of @cw per repeat. */
+static unsigned src_pool(const struct calib_workload *cw)
+{
+	return cw->pool;
+}
+
 static void add_equation(const struct calib_workload *cw, const struct work_log *log,
 			 const struct trace_row *p, const struct trace_row *r,
 			 const struct sim_costs *c, struct system *sys)
@@ -751,6 +768,8 @@ static void add_equation(const struct calib_workload *cw, const struct work_log 
 	sys->idle[sys->m] = (double)(r->time_ns - p->time_ns) -
 			    (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns);
 	sys->steps[sys->m] = !cw->steady_sleeps;
+	/* TINY_POOL runs' squared errors count as one run's */
+	sys->share[sys->m] = 1 / sqrt((double)(src_pool(cw)));
 	snprintf(sys->name[sys->m], sizeof(sys->name[0]), "%s", cw->name);
 	sys->scan[sys->m] = r->scan;
 	sys->m++;
@@ -815,11 +834,12 @@ static uint64_t last_scan(struct kb_result *res, unsigned n)
  * The kernel's runs of @wl, each into res[] (*n of them); 1 when the kernel
  * side cannot run here (the reason in why), -1 on an error.
  */
-static int kernel_runs(const struct source *src, const struct workload *wl, struct kb_result *res,
-		       unsigned *n, char *why, size_t whylen)
+static int kernel_runs(const struct source *src, const struct calib_workload *cw,
+		       const struct workload *wl, struct kb_result *res, unsigned *n, char *why,
+		       size_t whylen)
 {
 	struct kb_options kopt;
-	unsigned repeats = src->opt->repeats ? src->opt->repeats : 1;
+	unsigned repeats = (src->opt->repeats ? src->opt->repeats : 1) * src_pool(cw);
 
 	kb_options_init(&kopt);
 	kopt.force = src->opt->force;
@@ -866,7 +886,7 @@ static int run_workload(const struct source *src, const struct calib_workload *c
 	}
 	note(src->opt, cw->name);
 	if (!src->truth) {
-		rc = kernel_runs(src, wl, kres, &nk, msg, sizeof(msg));
+		rc = kernel_runs(src, cw, wl, kres, &nk, msg, sizeof(msg));
 		if (rc != 0) {
 			snprintf(res->kernel_skip, sizeof(res->kernel_skip), "%s", msg);
 			if (rc < 0)
@@ -964,8 +984,8 @@ static int record_fit(const struct system *sys, const double *x, struct calib_re
 		double model = 0;
 
 		for (size_t j = 0; j < sys->u.n; j++)
-			model += sys->a[i * sys->u.n + j] * x[j]; /* relative: b is 1 */
-		model *= sys->measured[i];
+			model += sys->a[i * sys->u.n + j] * x[j]; /* relative: b is its share */
+		model *= sys->measured[i] / sys->share[i];
 		snprintf(res->row[i].workload, sizeof(res->row[i].workload), "%s", sys->name[i]);
 		res->row[i].scan = sys->scan[i];
 		res->row[i].measured_ns = sys->measured[i];
@@ -986,7 +1006,7 @@ static int record_fit(const struct system *sys, const double *x, struct calib_re
 static void weigh_by_measurement(struct system *sys)
 {
 	for (size_t i = 0; i < sys->m; i++) {
-		double w = sys->b[i] > 0 ? 1 / sys->b[i] : 0;
+		double w = sys->b[i] > 0 ? sys->share[i] / sys->b[i] : 0;
 
 		sys->measured[i] = sys->b[i];
 		for (size_t j = 0; j < sys->u.n; j++)
