@@ -385,6 +385,40 @@ START_TEST(test_first_unmeasured_point)
 }
 END_TEST
 
+/*
+ * predict's verdict: a CPU ratio within 0.85-1.15 counts, one outside is
+ * named when the kernel's own repetitions spread wider than the band, and
+ * is out otherwise; points without a ratio are not counted.
+ */
+START_TEST(test_predict_verdict)
+{
+	const struct sweep_def *d = sweep_find("predict");
+	struct sweep_env env = sim_env(1);
+	struct sweep_point_result res[SWEEP_MAX_POINTS];
+	size_t kcpu = series_index(d, "kernel cpu");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	memset(res, 0, sizeof(res));
+	res[0].series[kcpu] = (struct sweep_stat){ 0.9, 1.0, 1.1, 5 };
+	res[0].ratio[1] = (struct sweep_stat){ 1.0, 1.1, 1.2, 5 };  /* within */
+	res[1].series[kcpu] = (struct sweep_stat){ 0.6, 1.0, 1.2, 5 };
+	res[1].ratio[1] = (struct sweep_stat){ 1.0, 1.3, 1.9, 5 };  /* named: 2.00 */
+	res[2].series[kcpu] = (struct sweep_stat){ 0.95, 1.0, 1.05, 5 };
+	res[2].ratio[1] = (struct sweep_stat){ 0.6, 0.7, 0.8, 5 };  /* out */
+	out = open_memstream(&text, &len);
+	d->explain(d, &env, res, out);
+	fclose(out);
+	ck_assert_msg(strstr(text, "CPU ratio own knobs: 1 of 3 within 0.85-1.15") != NULL, "%s",
+		      text);
+	ck_assert_msg(strstr(text, "(max/min): chains 1.30 (2.00);") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "out: cow-remerge 0.70\n") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "CPU ratio busy") == NULL, "no busy ratio to judge: %s", text);
+	free(text);
+}
+END_TEST
+
 static void expect_bad_rows(const char *text, const char *message)
 {
 	const struct sweep_def *d = sweep_find("volatile");
@@ -471,6 +505,7 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_rows_round_trip);
 	tcase_add_test(tc, test_measured_point_survives_its_rows);
 	tcase_add_test(tc, test_first_unmeasured_point);
+	tcase_add_test(tc, test_predict_verdict);
 	tcase_add_test(tc, test_bad_rows_named);
 	tcase_add_test(tc, test_results_written);
 	suite_add_tcase(s, tc);
