@@ -563,6 +563,19 @@ static void build_busy_skips(struct text *t, uint64_t pages)
 	put(t, "[region a]\nprocess = main\npages = %u\nfill = unique\n", BUSY_MEDIUM_PAGES);
 }
 
+/*
+ * Half the pages, forked before the first scan: the parent's pages merge
+ * while the child still maps them (nothing freed), the child's then free
+ * theirs. A merge apart from freeing the page it replaced (merge_free),
+ * which every merge of the other hosts does.
+ */
+static void build_forked(struct text *t, uint64_t pages)
+{
+	global(t, 5, "");
+	same_region(t, "a", "main", pages / 2, 5);
+	put(t, "[event f]\nat = after-scan:0\naction = fork\nprocess = main\nchild = kid\n");
+}
+
 /* three quarters of the pages discarded after scan 1: ksmd frees their
  * rmap_items at its next pass, then finds nothing at those addresses */
 static void build_discarded(struct text *t, uint64_t pages)
@@ -632,6 +645,7 @@ static const struct calib_workload workloads[] = {
 	{ "busy-tiny-batches", build_busy_tiny_batches, 3, false, BUSY_WINDOW, 1 },
 	{ "busy-medium", build_busy_medium, 3, false, BUSY_MEDIUM_WINDOW, 1 },
 	{ "busy-skips", build_busy_skips, 3, false, BUSY_MEDIUM_WINDOW, 1 },
+	{ "forked", build_forked, 2, false, 0, TINY_POOL },
 	{ "discarded", build_discarded, 2, false, 0, 1 },
 	{ "exec-churn", build_exec_churn, 2, false, 0, 1 },
 	{ "zero", build_zero, 2, false, 0, 1 },

@@ -81,6 +81,8 @@ struct sim;
 	X(thp_flush, thp_flush_ns, thp_flushes, SIM_COST_MICRO,                              \
 	  "clear a PMD's dirty bit and flush 2 MiB")                                         \
 	X(merge, merge_ns, merges, SIM_COST_FIT, "write-protect one page and replace its PTE") \
+	X(merge_free, merge_free_ns, merge_frees, SIM_COST_FIT,                              \
+	  "free the page a merge replaced, where that was its last mapping (not forked)")    \
 	X(zero_merge, zero_merge_ns, zero_merges, SIM_COST_FIT,                              \
 	  "map the zero page in place of an empty page (use_zero_pages)")                   \
 	X(thp_split, thp_split_ns, thp_splits, SIM_COST_KEPT, "split one THP")                 \

@@ -677,6 +677,10 @@ identical:
 	s->frame[kpage].mapcount++;
 	p->frame = kpage;
 	sim_frame_put(s, frame);
+	if (!s->frame[frame].mapcount) { /* its last mapping: the page is freed */
+		s->work.merge_frees++;
+		sim_charge(s, s->cfg.costs.merge_free_ns);
+	}
 	return 0;
 }
 

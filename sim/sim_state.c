@@ -50,7 +50,12 @@ void sim_config_default(struct sim_config *cfg)
 	 * apart from it, on 2026-12-06 02:00-02:20 UTC: three calibrations with
 	 * the busy hosts of 8 pages and of 8 batches a scan gave 1625 +- 376,
 	 * 1244 +- 290 and 2109 +- 321 (busy_batch_ns 216 +- 121, 587 +- 104,
-	 * 209 +- 101); the medians, rounded */
+	 * 209 +- 101); the medians, rounded. merge_free_ns split from
+	 * merge_ns on 2026-12-06 02:35-02:45 UTC with the forked host: 560 +-
+	 * 321, 720 +- 285 and 895 +- 268 (merge_ns 706, 645 and 303; their sums
+	 * 1266, 1365 and 1199, where merge_ns alone had been 1360); the
+	 * medians. The kernel agreed: 200 same pages took 411-609 us to merge
+	 * in scan 2, 100 forked ones (half the merges free nothing) 344-471 */
 	cfg->costs = (struct sim_costs){
 		.hz = 250,
 		.visit_ns = 230,
@@ -64,7 +69,8 @@ void sim_config_default(struct sim_config *cfg)
 		.dirty_test_ns = 29.4,
 		.tlb_flush_ns = 27.9,
 		.thp_flush_ns = 27.9,
-		.merge_ns = 1360,
+		.merge_ns = 645,
+		.merge_free_ns = 720,
 		.zero_merge_ns = 1010,
 		.thp_split_ns = 20000,
 		.skip_ns = 0,
