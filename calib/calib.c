@@ -419,6 +419,7 @@ static void build_default_knobs(struct text *t, uint64_t pages)
  * costs are a thousandth of a scan, below its noise.)
  */
 #define TINY_PAGES 64u
+#define FEW_PAGES 8u
 #define TINY_SCANS 20u
 /*
  * A tiny host's scan is one wakeup of ksmd, whose cost moves from run to
@@ -436,6 +437,18 @@ static void build_tiny(struct text *t, uint64_t pages)
 	(void)pages;
 	global(t, TINY_SCANS, "");
 	same_region(t, "a", "main", TINY_PAGES, 5);
+}
+
+/*
+ * FEW_PAGES pages at rest after sleeps: with the tiny host, a scan's
+ * fixed costs apart from its cold visits (64 and 8 pages, every visit among
+ * a batch's first SIM_COLD_VISITS).
+ */
+static void build_few(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	global(t, TINY_SCANS, "");
+	same_region(t, "a", "main", FEW_PAGES, 5);
 }
 
 static void build_tiny_batches(struct text *t, uint64_t pages)
@@ -508,18 +521,16 @@ static void build_busy_tiny_mms(struct text *t, uint64_t pages)
 }
 
 /*
- * A busy scan's fixed costs apart from its visits: BUSY_FEW_PAGES pages (a
+ * A busy scan's fixed costs apart from its visits: FEW_PAGES pages (a
  * scan of them is mostly its start and its mm_slot), and TINY_PAGES in
  * TINY_BATCHES busy batches a scan (busy_batch apart from busy_scan, which
  * one batch a scan cannot tell apart).
  */
-#define BUSY_FEW_PAGES 8u
-
 static void build_busy_few(struct text *t, uint64_t pages)
 {
 	(void)pages;
 	busy_global(t);
-	same_region(t, "a", "main", BUSY_FEW_PAGES, 5);
+	same_region(t, "a", "main", FEW_PAGES, 5);
 }
 
 static void build_busy_tiny_batches(struct text *t, uint64_t pages)
@@ -636,6 +647,7 @@ static const struct calib_workload workloads[] = {
 	{ "late-differ", build_late_differ, 2, true, 0, 1 },
 	{ "default-knobs", build_default_knobs, 2, false, 0, 1 },
 	{ "tiny", build_tiny, 2, true, 0, TINY_POOL },
+	{ "few", build_few, 2, true, 0, TINY_POOL },
 	{ "tiny-batches", build_tiny_batches, 3, false, 0, TINY_POOL },
 	{ "tiny-mms", build_tiny_mms, 2, true, 0, TINY_POOL },
 	{ "tiny-vmas", build_tiny_vmas, 2, true, 0, TINY_POOL },
