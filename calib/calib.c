@@ -432,11 +432,17 @@ static void build_default_knobs(struct text *t, uint64_t pages)
 #define TINY_SPLIT 32u
 #define TINY_BATCHES 8u
 
+/* @n same pages in one process, at rest after sleeps, TINY_SCANS scans */
+static void tiny_same(struct text *t, uint64_t n)
+{
+	global(t, TINY_SCANS, "");
+	same_region(t, "a", "main", n, 5);
+}
+
 static void build_tiny(struct text *t, uint64_t pages)
 {
 	(void)pages;
-	global(t, TINY_SCANS, "");
-	same_region(t, "a", "main", TINY_PAGES, 5);
+	tiny_same(t, TINY_PAGES);
 }
 
 /*
@@ -447,16 +453,21 @@ static void build_tiny(struct text *t, uint64_t pages)
 static void build_few(struct text *t, uint64_t pages)
 {
 	(void)pages;
-	global(t, TINY_SCANS, "");
-	same_region(t, "a", "main", FEW_PAGES, 5);
+	tiny_same(t, FEW_PAGES);
+}
+
+/* TINY_PAGES same pages in TINY_BATCHES batches a scan, @sleep_ms apart */
+static void tiny_in_batches(struct text *t, unsigned scans, unsigned sleep_ms)
+{
+	put(t, "[global]\nscans = %u\nsmart_scan = 0\npages_to_scan = %u\nsleep_millisecs = %u\n",
+	    scans, TINY_PAGES / TINY_BATCHES, sleep_ms);
+	same_region(t, "a", "main", TINY_PAGES, 5);
 }
 
 static void build_tiny_batches(struct text *t, uint64_t pages)
 {
 	(void)pages;
-	put(t, "[global]\nscans = %u\nsmart_scan = 0\npages_to_scan = %u\nsleep_millisecs = 20\n",
-	    TINY_SCANS, TINY_PAGES / TINY_BATCHES);
-	same_region(t, "a", "main", TINY_PAGES, 5);
+	tiny_in_batches(t, TINY_SCANS, 20);
 }
 
 /* TINY_PAGES at rest in TINY_SPLIT processes */
@@ -506,11 +517,17 @@ static void busy_global(struct text *t)
 	       "sleep_millisecs = 0\n", BUSY_SCANS);
 }
 
+/* @n same pages in one process, busy */
+static void busy_same(struct text *t, uint64_t n)
+{
+	busy_global(t);
+	same_region(t, "a", "main", n, 5);
+}
+
 static void build_busy_tiny(struct text *t, uint64_t pages)
 {
 	(void)pages;
-	busy_global(t);
-	same_region(t, "a", "main", TINY_PAGES, 5);
+	busy_same(t, TINY_PAGES);
 }
 
 static void build_busy_tiny_mms(struct text *t, uint64_t pages)
@@ -529,16 +546,13 @@ static void build_busy_tiny_mms(struct text *t, uint64_t pages)
 static void build_busy_few(struct text *t, uint64_t pages)
 {
 	(void)pages;
-	busy_global(t);
-	same_region(t, "a", "main", FEW_PAGES, 5);
+	busy_same(t, FEW_PAGES);
 }
 
 static void build_busy_tiny_batches(struct text *t, uint64_t pages)
 {
 	(void)pages;
-	put(t, "[global]\nscans = %u\nsmart_scan = 0\npages_to_scan = %u\nsleep_millisecs = 0\n",
-	    BUSY_SCANS, TINY_PAGES / TINY_BATCHES);
-	same_region(t, "a", "main", TINY_PAGES, 5);
+	tiny_in_batches(t, BUSY_SCANS, 0);
 }
 
 /*

@@ -343,16 +343,28 @@ static void advisor_stop_scan(struct sim *s)
 
 /* --- the cursor ----------------------------------------------------------------- */
 
+/*
+ * One unit of a fixed cost that has a cold kind (a batch after a sleep or
+ * steps) and a busy kind (straight after the last batch): counted and
+ * charged as the batch is.
+ */
+static void charge_cold_or_busy(struct sim *s, uint64_t *cold_units, double cold_ns,
+				uint64_t *busy_units, double busy_ns)
+{
+	if (s->cold) {
+		(*cold_units)++;
+		sim_charge(s, cold_ns);
+	} else {
+		(*busy_units)++;
+		sim_charge(s, busy_ns);
+	}
+}
+
 /* Start of a full scan: empty the unstable trees, move to the first slot. */
 static void start_full_scan(struct sim *s)
 {
-	if (s->cold) {
-		s->work.scans++;
-		sim_charge(s, s->cfg.costs.scan_ns);
-	} else {
-		s->work.busy_scans++;
-		sim_charge(s, s->cfg.costs.busy_scan_ns);
-	}
+	charge_cold_or_busy(s, &s->work.scans, s->cfg.costs.scan_ns, &s->work.busy_scans,
+			    s->cfg.costs.busy_scan_ns);
 	advisor_start_scan(s);
 	if (s->cfg.mutant == SIM_MUTANT_NO_UNSTABLE_RESET) /* mutant: the old tree stays */
 		goto kept;
@@ -489,13 +501,8 @@ static void finish_mm(struct sim *s, uint32_t mm)
 {
 	uint32_t next = s->mm[mm].slot_next;
 
-	if (s->cold) {
-		s->work.mm_slots++;
-		sim_charge(s, s->cfg.costs.mm_slot_ns);
-	} else {
-		s->work.busy_mm_slots++;
-		sim_charge(s, s->cfg.costs.busy_mm_slot_ns);
-	}
+	charge_cold_or_busy(s, &s->work.mm_slots, s->cfg.costs.mm_slot_ns, &s->work.busy_mm_slots,
+			    s->cfg.costs.busy_mm_slot_ns);
 	free_items_between(s, mm, s->scan.rmap_from, UINT64_MAX);
 	if (s->scan.address == 0)
 		slot_drop(s, mm);
