@@ -592,7 +592,8 @@ static void build_busy_skips(struct text *t, uint64_t pages)
  * Half the pages, forked before the first scan: the parent's pages merge
  * while the child still maps them (nothing freed), the child's then free
  * theirs. A merge apart from freeing the page it replaced (merge_free),
- * which every merge of the other hosts does.
+ * which every merge of the other hosts does. Only its scan 2 merges, one
+ * equation a run: it runs TINY_POOL times a repeat too.
  */
 static void build_forked(struct text *t, uint64_t pages)
 {
@@ -790,11 +791,6 @@ static void note(const struct calib_options *opt, const char *what)
 	opt->note(line, opt->note_arg);
 }
 
-/* Kernel runs of @cw per repeat. */
-static unsigned src_pool(const struct calib_workload *cw)
-{
-	return cw->pool;
-}
 
 static void add_equation(const struct calib_workload *cw, const struct work_log *log,
 			 const struct trace_row *p, const struct trace_row *r,
@@ -808,8 +804,8 @@ static void add_equation(const struct calib_workload *cw, const struct work_log 
 	sys->idle[sys->m] = (double)(r->time_ns - p->time_ns) -
 			    (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns);
 	sys->steps[sys->m] = !cw->steady_sleeps;
-	/* TINY_POOL runs' squared errors count as one run's */
-	sys->share[sys->m] = 1 / sqrt((double)(src_pool(cw)));
+	/* cw->pool runs' squared errors count as one run's */
+	sys->share[sys->m] = 1 / sqrt((double)cw->pool);
 	snprintf(sys->name[sys->m], sizeof(sys->name[0]), "%s", cw->name);
 	sys->scan[sys->m] = r->scan;
 	sys->m++;
@@ -879,7 +875,7 @@ static int kernel_runs(const struct source *src, const struct calib_workload *cw
 		       size_t whylen)
 {
 	struct kb_options kopt;
-	unsigned repeats = (src->opt->repeats ? src->opt->repeats : 1) * src_pool(cw);
+	unsigned repeats = (src->opt->repeats ? src->opt->repeats : 1) * cw->pool;
 
 	kb_options_init(&kopt);
 	kopt.force = src->opt->force;

@@ -438,10 +438,10 @@ static void print_cost_shares(const struct sim_work *w, const struct sim_costs *
 static void nai_xia_explain(const struct sweep_def *d, const struct sweep_env *env,
 			    const struct sweep_point_result *res, FILE *out)
 {
-	(void)res;
 	struct sim_config cfg;
 	const struct sim_costs *c = costs_in_use(env, &cfg);
 
+	(void)res;
 	fprintf(out, "The seed's claim: the dirty bit scans up to 8x (4 KiB pages) and 16x (THP) "
 		     "faster than the\nchecksum. Where the simulator's time goes, per page "
 		     "visited (one run each):\n");
@@ -568,10 +568,10 @@ static int errors_run(const struct sweep_def *d, size_t point, const struct swee
 static void detectors_explain(const struct sweep_def *d, const struct sweep_env *env,
 			      const struct sweep_point_result *res, FILE *out)
 {
-	(void)res;
 	struct sim_config cfg;
 	const struct sim_costs *c = costs_in_use(env, &cfg);
 
+	(void)res;
 	fprintf(out, "Where a visit's time goes with no page written (x = 0), per page visited:\n");
 	for (size_t s = 0; s < d->nseries; s++) {
 		struct sim_work w;
@@ -1502,8 +1502,8 @@ static struct speeds kernel_pooled_speeds(const struct workload *wl, const struc
 
 /*
  * Each engine once at the workload's own knobs (the kernel pooled, above),
- * that run giving its wall and CPU series; the busy variant once on both (predict_busy_run), or on the
- * simulator alone without the kernel.
+ * that run giving its wall and CPU series; the busy variant once on both
+ * (predict_busy_run), or on the simulator alone without the kernel.
  */
 static int predict_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
 		       const bool *want, double *y, char *err, size_t errlen)
