@@ -53,11 +53,12 @@ struct sim;
  * every mm_slot it enters cost batch_ns and mm_slot_ns. A batch that
  * starts straight after the last (sleep_millisecs 0, no steps between)
  * is busy: no wakeup, nothing cold, busy_batch_ns, busy_scan_ns and
- * busy_mm_slot_ns instead (a full scan of 64 pages cost the kernel 26 us busy and 71 us
- * after 20 ms sleeps, the medians of bench/results/cpu/calibrate.txt's
- * busy-tiny and tiny rows). A new term is a row here, a
- * default in sim_config_default() and a charge where the kernel does that
- * work; the cost file, calibrate's fit and the CSV columns follow.
+ * busy_mm_slot_ns instead (a full scan of 64 pages cost the kernel 24 us
+ * busy and 39 us after 20 ms sleeps, the medians of the busy-tiny and tiny
+ * rows of bench/results/cpu/calibrate.txt, 2026-12-06). A new term is a
+ * row here, a default in sim_config_default() and a charge where the
+ * kernel does that work; the cost file, calibrate's fit and the CSV
+ * columns follow.
  */
 #define SIM_COST_TERMS(X)                                                                    \
 	X(visit, visit_ns, pte_visits, SIM_COST_FIT,                                         \

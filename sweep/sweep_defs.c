@@ -1285,6 +1285,23 @@ static uint64_t last_step_scan(const struct workload *wl)
 #define PREDICT_BUSY_TAIL 200u
 #define PREDICT_BUSY_SETTLE 3u
 
+/* The first and last full-scan rows of @t from scan @from on; false: none. */
+static bool scan_rows_from(const struct trace *t, uint64_t from, const struct trace_row **first,
+			   const struct trace_row **last)
+{
+	*first = *last = NULL;
+	for (size_t i = 0; i < t->nrows; i++) {
+		const struct trace_row *r = &t->row[i];
+
+		if (r->kind != TRACE_ROW_SCAN || r->scan < from)
+			continue;
+		if (!*first)
+			*first = r;
+		*last = r;
+	}
+	return *first != NULL;
+}
+
 /*
  * A busy tail of a tiny host is over in a millisecond or two of ksmd's CPU,
  * where a timer tick or an interrupt is a tenth of the figure: ksm_tests -M
@@ -1303,22 +1320,13 @@ static uint64_t last_step_scan(const struct workload *wl)
 static uint64_t busy_tail(const struct workload *wl, const struct sweep_env *env, uint64_t last,
 			  char *err, size_t errlen)
 {
-	const struct trace_row *first = NULL, *end = NULL;
+	const struct trace_row *first, *end;
 	struct trace *t = NULL;
 	double per_scan_ns = 0, want;
 
 	if (sim_trace(wl, env, &t, NULL, err, errlen) != 0)
 		return 0;
-	for (size_t i = 0; i < t->nrows; i++) {
-		const struct trace_row *r = &t->row[i];
-
-		if (r->kind != TRACE_ROW_SCAN || r->scan < last + PREDICT_BUSY_SETTLE)
-			continue;
-		if (!first)
-			first = r;
-		end = r;
-	}
-	if (first && end->scan > first->scan)
+	if (scan_rows_from(t, last + PREDICT_BUSY_SETTLE, &first, &end) && end->scan > first->scan)
 		per_scan_ns = (double)(end->ksmd_cpu_ns - first->ksmd_cpu_ns) /
 			      (double)(end->scan - first->scan);
 	trace_free(t);
@@ -1457,18 +1465,9 @@ out:
 /* ksmd's CPU time over @t's full-scan rows from scan 1 on, or 0. */
 static double window_cpu_ns(const struct trace *t)
 {
-	const struct trace_row *first = NULL, *last = NULL;
+	const struct trace_row *first, *last;
 
-	for (size_t i = 0; i < t->nrows; i++) {
-		const struct trace_row *r = &t->row[i];
-
-		if (r->kind != TRACE_ROW_SCAN || r->scan < 1)
-			continue;
-		if (!first)
-			first = r;
-		last = r;
-	}
-	return first && last->ksmd_cpu_ns > first->ksmd_cpu_ns
+	return scan_rows_from(t, 1, &first, &last) && last->ksmd_cpu_ns > first->ksmd_cpu_ns
 		       ? (double)(last->ksmd_cpu_ns - first->ksmd_cpu_ns) : 0;
 }
 
