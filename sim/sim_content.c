@@ -988,6 +988,59 @@ static bool write_over_whole(struct sim_content_store *cs, uint64_t token, uint3
 	return true;
 }
 
+/*
+ * Where byte @offset's patch is, or would go, among @n sorted patches: the
+ * patched bytes of a rewritten region are usually one run, where the offset
+ * names the index; else the binary search.
+ */
+static uint32_t patch_index(const struct sim_patch_byte *patch, uint32_t n, uint32_t offset)
+{
+	uint32_t guess = offset - patch[0].offset;
+
+	if (offset >= patch[0].offset && guess < n && patch[guess].offset == offset)
+		return guess;
+	return patches_before(patch, n, offset);
+}
+
+/*
+ * Nai Xia's writer rewrites the same hundred bytes of every page ten
+ * million times a simulated second: once those bytes are patched, a write
+ * changes eight patches' bytes and the hash, where a new content would copy
+ * every patch into a new array. npatch stays below a page's worth of words,
+ * so the bytes cannot turn uniform (sim_content_after_write's check).
+ */
+bool sim_content_write_in_place(struct sim_content_store *cs, uint64_t token, uint32_t offset,
+				uint64_t value)
+{
+	struct sim_patched *e;
+	struct sim_patch_byte *p;
+	uint64_t h;
+
+	if (!sim_content_has_entry(token) || value < CONTENT_FRESH_BASE)
+		return false;
+	e = entry_of(cs, token);
+	if (e->refs != (SIM_REFS_UNLISTED | 1) || !sim_patched_spilled(e) ||
+	    e->npatch >= CONTENT_PAGE_SIZE / CONTENT_WORD_SIZE)
+		return false;
+	p = e->patch + patch_index(e->patch, e->npatch, offset);
+	/* offsets are sorted and distinct: the 8th from here at offset + 7 means all 8 */
+	if (p + CONTENT_WORD_SIZE > e->patch + e->npatch || p->offset != offset ||
+	    p[CONTENT_WORD_SIZE - 1].offset != offset + CONTENT_WORD_SIZE - 1)
+		return false;
+	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++)
+		if ((uint8_t)(value >> (8 * k)) == word_byte(e->base, offset + k))
+			return false; /* the patch would go: a new content */
+	h = e->bytes_hash;
+	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++) {
+		uint8_t new = (uint8_t)(value >> (8 * k));
+
+		h += position_weight(offset + k) * (byte_code(new) - byte_code(p[k].byte));
+		p[k].byte = new;
+	}
+	e->bytes_hash = h;
+	return true;
+}
+
 uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, uint32_t offset,
 				 uint64_t value)
 {

@@ -140,7 +140,8 @@ static inline bool sim_patched_listed(const struct sim_patched *e)
  * Prefetch hints for a coming write to a frame holding @token: stage 0 the
  * token's entry, stage 1 (after 0 has had time) the entry's intern bucket.
  */
-static inline void sim_content_prefetch(const struct sim_content_store *cs, uint64_t token,
+static inline __attribute__((always_inline)) void
+sim_content_prefetch(const struct sim_content_store *cs, uint64_t token,
 					unsigned stage)
 {
 	const struct sim_patched *e;
@@ -187,6 +188,18 @@ bool sim_content_is_base_with(const struct sim_content_store *cs, uint64_t token
 /* A frame starts or stops holding @token (patched contents are counted). */
 void sim_content_ref(struct sim_content_store *cs, uint64_t token);
 void sim_content_unref(struct sim_content_store *cs, uint64_t token);
+
+/*
+ * Store a fresh @value's 8 little-endian bytes at @offset of @token's bytes in
+ * place, when that needs no new content: @token is an unlisted entry that one
+ * frame holds (so the write's frame is its only holder) and the eight bytes
+ * are all patched already, before and after (none equal to the base's byte
+ * there), so the entry keeps its patched offsets and stays canonical. True
+ * when done (the frame's cached checksum is the caller's to drop); false,
+ * with nothing changed, when the write needs sim_content_after_write().
+ */
+bool sim_content_write_in_place(struct sim_content_store *cs, uint64_t token, uint32_t offset,
+				uint64_t value);
 
 /*
  * The token of @token's bytes after storing @value's 8 little-endian bytes at

@@ -386,7 +386,7 @@ static inline bool sim_prefetch_pays(const struct sim *s)
  * @slot: 0 the page, 1 its frame, 2 its content, 3 the content's intern
  * bucket; each stage reads what the one before fetched (sim_prefetch_write).
  */
-static inline void sim_prefetch_slot(const struct sim *s, uint32_t slot, unsigned stage)
+static inline __attribute__((always_inline)) void sim_prefetch_slot(const struct sim *s, uint32_t slot, unsigned stage)
 {
 	const struct sim_page *p = &s->page[slot];
 

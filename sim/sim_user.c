@@ -206,6 +206,10 @@ int sim_write(struct sim *s, int area, uint64_t page, uint32_t offset, uint64_t 
 	if (err)
 		return err;
 	frame = s->page[a->slot + page].frame;
+	if (sim_content_write_in_place(&s->content, s->frame[frame].content, offset, value)) {
+		s->frame[frame].flags &= (uint8_t)~FRAME_CSUM_VALID;
+		return 0;
+	}
 	token = sim_content_after_write(&s->content, s->frame[frame].content, offset, value);
 	if (token == UINT64_MAX)
 		return ENOMEM;

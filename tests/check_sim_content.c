@@ -224,6 +224,78 @@ START_TEST(inline_and_spilled_patches_agree_with_real_bytes)
 }
 END_TEST
 
+/*
+ * Nai Xia's writer: fresh values at random offsets in the last 96 bytes,
+ * each write first offered in place as sim_write() does. The page must hold
+ * the real bytes, and its byte hash and checksum must be those of the same
+ * bytes reached by new contents alone (a second store that never writes in
+ * place); a shared entry is never written in place. Both paths must run.
+ */
+START_TEST(writes_in_place_agree_with_new_contents)
+{
+	enum { NPAGES = 3, ROUNDS = 6000 };
+	struct sim_content_store cs, ref;
+	static uint8_t real[NPAGES][CONTENT_PAGE_SIZE];
+	uint64_t token[NPAGES], other[NPAGES];
+	struct wl_rng rng = wl_rng_stream(13, 5);
+	unsigned in_place = 0, refused = 0;
+
+	start_pages(&cs, real, token, NPAGES, UINT64_C(0x0101010101010101),
+		    UINT64_C(0x0101010101010101));
+	ck_assert_int_eq(sim_content_store_init(&ref), 0);
+	for (int p = 0; p < NPAGES; p++)
+		other[p] = token[p];
+	for (unsigned round = 0; round < ROUNDS; round++) {
+		int p = (int)wl_rng_below(&rng, NPAGES);
+		uint32_t offset = 4000 + (uint32_t)wl_rng_below(&rng, 89);
+		/* a low byte of 1 restores the base's byte there: the patch goes */
+		uint64_t value = content_fresh_value(wl_rng_below(&rng, 4) ? round : 1);
+		struct sim_patch_byte bufa[SIM_PATCH_WINDOW], bufb[SIM_PATCH_WINDOW];
+		const struct sim_patch_byte *pa, *pb;
+		uint8_t mat[CONTENT_PAGE_SIZE];
+		uint64_t t;
+
+		if (sim_content_write_in_place(&cs, token[p], offset, value)) {
+			in_place++;
+		} else {
+			refused++;
+			t = sim_content_after_write(&cs, token[p], offset, value);
+			ck_assert_uint_ne(t, UINT64_MAX);
+			sim_content_ref(&cs, t);
+			sim_content_unref(&cs, token[p]);
+			token[p] = t;
+		}
+		t = sim_content_after_write(&ref, other[p], offset, value);
+		ck_assert_uint_ne(t, UINT64_MAX);
+		sim_content_ref(&ref, t);
+		sim_content_unref(&ref, other[p]);
+		other[p] = t;
+		content_write(real[p], offset, value);
+
+		sim_content_materialize(&cs, token[p], mat);
+		ck_assert_mem_eq(mat, real[p], CONTENT_PAGE_SIZE);
+		ck_assert_uint_eq(sim_content_bytes_hash(&cs, token[p]),
+				  sim_content_bytes_hash(&ref, other[p]));
+		ck_assert_uint_eq(sim_content_checksum(&cs, token[p]), content_checksum(real[p]));
+		/* canonical: as many patched bytes as the new contents have */
+		ck_assert_uint_eq(sim_content_patches(&cs, token[p], &t, bufa, &pa),
+				  sim_content_patches(&ref, other[p], &t, bufb, &pb));
+	}
+	ck_assert_uint_gt(in_place, ROUNDS / 2);
+	ck_assert_uint_gt(refused, 0);
+	/* a second frame holds page 0's content: a write must not change it for both */
+	sim_content_ref(&cs, token[0]);
+	ck_assert(!sim_content_write_in_place(&cs, token[0], 4000, content_fresh_value(ROUNDS)));
+	sim_content_unref(&cs, token[0]);
+	for (int p = 0; p < NPAGES; p++) {
+		sim_content_unref(&cs, token[p]);
+		sim_content_unref(&ref, other[p]);
+	}
+	sim_content_store_free(&cs);
+	sim_content_store_free(&ref);
+}
+END_TEST
+
 START_TEST(writing_the_old_bytes_back_restores_the_plain_token)
 {
 	struct sim_content_store cs;
@@ -640,6 +712,7 @@ static Suite *sim_content_suite(void)
 	tcase_add_test(tc, fresh_writes_compare_by_bytes_not_by_token);
 	tcase_add_test(tc, inline_and_spilled_patches_agree_with_real_bytes);
 	tcase_add_test(tc, is_base_with_answers_as_the_bytes_do);
+	tcase_add_test(tc, writes_in_place_agree_with_new_contents);
 	tcase_add_test(tc, writing_the_old_bytes_back_restores_the_plain_token);
 	tcase_add_test(tc, overwriting_every_word_gives_the_other_plain_token);
 	tcase_add_test(tc, equal_bytes_from_different_bases_share_one_token);
