@@ -156,7 +156,7 @@ static int area_for(struct run *r, size_t proc, size_t region)
  */
 static void prefetch_ahead(const struct sim *s, int area, uint64_t page, struct stride *st)
 {
-	static const unsigned ahead[] = { 16, 8, 4, 2 };
+	static const unsigned ahead[] = { 64, 48, 32, 16 };
 
 	st->step = (int64_t)(page - st->last);
 	st->last = page;
