@@ -368,25 +368,14 @@ static inline unsigned sim_tree_nid(const struct sim *s, unsigned node)
 /* --- shared between the sim_*.c files ------------------------------------ */
 
 /*
- * Prefetching pays where the pools outgrow the caches: from this many page
- * slots on (48 bytes each with their frames, so 48 MiB), visits start on the
- * pages ahead; below it the extra work only costs (measured with
- * bench/sim-throughput: 2.4x the steady visit at 512 MiB). Writes, which
- * cost far more than a visit, prefetch at every size (sim_prefetch_write).
+ * One stage of the chain of reads a write makes, for page slot @slot: 0 the
+ * page, 1 its frame, 2 its content entry, 3 the entry's intern bucket and
+ * patches; each stage reads what the one before fetched (sim_prefetch_write).
+ * always_inline: a function of loads and prefetches alone is "pure" to GCC,
+ * which drops a call to it whose result is unused.
  */
-#define SIM_PREFETCH_MIN_SLOTS (1u << 20)
-
-static inline bool sim_prefetch_pays(const struct sim *s)
-{
-	return s->nslots >= SIM_PREFETCH_MIN_SLOTS;
-}
-
-/*
- * One stage of the chain of reads a visit or a write makes, for page slot
- * @slot: 0 the page, 1 its frame, 2 its content, 3 the content's intern
- * bucket; each stage reads what the one before fetched (sim_prefetch_write).
- */
-static inline __attribute__((always_inline)) void sim_prefetch_slot(const struct sim *s, uint32_t slot, unsigned stage)
+static inline __attribute__((always_inline)) void sim_prefetch_slot(const struct sim *s,
+								    uint32_t slot, unsigned stage)
 {
 	const struct sim_page *p = &s->page[slot];
 

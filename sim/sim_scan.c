@@ -410,19 +410,6 @@ static void charge_visit(struct sim *s, uint32_t slot)
 }
 
 /*
- * The visits to come, in address order: the page slots and frames of the
- * pages ahead are read in order (the hardware prefetches those), but a
- * written page's content entry is anywhere in the content store, a cache
- * miss on a large host: start on it a few pages ahead (no effect on the
- * machine), where that pays.
- */
-static void prefetch_visits(const struct sim *s, const struct sim_area *a, uint64_t p)
-{
-	if (sim_prefetch_pays(s) && p + 8 < a->npages)
-		sim_prefetch_slot(s, a->slot + (uint32_t)(p + 8), 2);
-}
-
-/*
  * The cursor passes from page @p - 1 to page @p of @a: where the two differ
  * in being mapped and mergeable, the kernel's walk meets another VMA (an
  * area is one mapping until munmap or madvise cut it into several).
@@ -484,7 +471,6 @@ static bool walk_mm(struct sim *s, uint32_t mm, uint32_t *out)
 				charge_no_visit(s, slot);
 				continue;
 			}
-			prefetch_visits(s, a, p);
 			charge_visit(s, slot);
 			get_rmap_item(s, mm, i, vpn);
 			if (should_skip(s, slot))
