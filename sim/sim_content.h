@@ -138,11 +138,12 @@ static inline bool sim_patched_listed(const struct sim_patched *e)
 
 /*
  * Prefetch hints for a coming write to a frame holding @token: stage 0 the
- * token's entry, stage 1 (after 0 has had time) the entry's intern bucket.
+ * token's entry, stage 1 (after 0 has had time) the entry's intern bucket
+ * and its patches. always_inline: GCC takes a function of prefetches alone
+ * for pure and drops its calls.
  */
 static inline __attribute__((always_inline)) void
-sim_content_prefetch(const struct sim_content_store *cs, uint64_t token,
-					unsigned stage)
+sim_content_prefetch(const struct sim_content_store *cs, uint64_t token, unsigned stage)
 {
 	const struct sim_patched *e;
 
