@@ -258,15 +258,16 @@ int sim_fill(struct sim *s, int area, uint64_t page, uint64_t value);
 int sim_write(struct sim *s, int area, uint64_t page, uint32_t offset, uint64_t value);
 
 /*
- * A hint, no effect on the machine: a write to @page of the area is coming.
- * On a large host each of a write's reads (the page table entry, its frame,
- * the content, the content's intern bucket) is a cache miss that depends on
- * the one before. Call it for the same page with @stage 0, 1, 2 and 3 in
- * that order, a few writes apart (16, 8, 4 and 2 writes ahead, say): each
- * stage reads what the one before fetched and fetches the next. Pages out
+ * A hint, no effect on the machine: writes to the area's pages are coming
+ * at @page + k * @step for k = 1, 2, ... On a large host each of a write's
+ * reads (the page table entry, its frame, the content entry, its intern
+ * bucket and patches) is a cache miss that depends on the one before; call
+ * this once before each write, with the step between the writer's last two
+ * pages: it starts each read for the page as many writes ahead as the read
+ * before it had time to arrive (64, 48, 32 and 16 writes ahead). Pages out
  * of range are ignored.
  */
-void sim_prefetch_write(const struct sim *s, int area, uint64_t page, unsigned stage);
+void sim_prefetch_writes(const struct sim *s, int area, uint64_t page, int64_t step);
 
 /* madvise(MADV_MERGEABLE or MADV_UNMERGEABLE) on pages [first, first + count). */
 int sim_madvise(struct sim *s, int area, uint64_t first, uint64_t count, bool mergeable);

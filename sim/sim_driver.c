@@ -151,17 +151,14 @@ static int area_for(struct run *r, size_t proc, size_t region)
 /*
  * Writes to many pages are a chain of cache misses on a large host; most
  * selections step through the region at a fixed stride, so guess the pages
- * to come from the last step and start on them (sim_prefetch_write). A wrong
+ * to come from the last step and start on them (sim_prefetch_writes). A wrong
  * guess costs a few wasted fetches, nothing else.
  */
 static void prefetch_ahead(const struct sim *s, int area, uint64_t page, struct stride *st)
 {
-	static const unsigned ahead[] = { 64, 48, 32, 16 };
-
 	st->step = (int64_t)(page - st->last);
 	st->last = page;
-	for (unsigned stage = 0; stage < sizeof(ahead) / sizeof(ahead[0]); stage++)
-		sim_prefetch_write(s, area, page + (uint64_t)(st->step * ahead[stage]), stage);
+	sim_prefetch_writes(s, area, page, st->step);
 }
 
 /* One write of every selected page, in page order. */

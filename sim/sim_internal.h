@@ -370,7 +370,7 @@ static inline unsigned sim_tree_nid(const struct sim *s, unsigned node)
 /*
  * One stage of the chain of reads a write makes, for page slot @slot: 0 the
  * page, 1 its frame, 2 its content entry, 3 the entry's intern bucket and
- * patches; each stage reads what the one before fetched (sim_prefetch_write).
+ * patches; each stage reads what the one before fetched (sim_prefetch_writes).
  * always_inline: a function of loads and prefetches alone is "pure" to GCC,
  * which drops a call to it whose result is unused.
  */
