@@ -74,6 +74,18 @@ static void start_pages(struct sim_content_store *cs, uint8_t (*real)[CONTENT_PA
 	}
 }
 
+/* Write @value at @offset over @token's page, as a frame would: ref the new, unref the old. */
+static uint64_t rewrite(struct sim_content_store *cs, uint64_t token, uint32_t offset,
+			uint64_t value)
+{
+	uint64_t t = sim_content_after_write(cs, token, offset, value);
+
+	ck_assert_uint_ne(t, UINT64_MAX);
+	sim_content_ref(cs, t);
+	sim_content_unref(cs, token);
+	return t;
+}
+
 /* Apply the same random writes to real pages and to tokens; compare. */
 START_TEST(tokens_agree_with_real_bytes)
 {
@@ -89,13 +101,9 @@ START_TEST(tokens_agree_with_real_bytes)
 		/* few offsets and values, so that pages collide and restore often */
 		uint32_t offset = (uint32_t)wl_rng_below(&rng, 4) * 1012;
 		uint64_t value = wl_rng_below(&rng, 3) + 1;
-		uint64_t t = sim_content_after_write(&cs, token[p], offset, value);
 		uint8_t mat[CONTENT_PAGE_SIZE];
 
-		ck_assert_uint_ne(t, UINT64_MAX);
-		sim_content_ref(&cs, t);
-		sim_content_unref(&cs, token[p]);
-		token[p] = t;
+		token[p] = rewrite(&cs, token[p], offset, value);
 		content_write(real[p], offset, value);
 
 		sim_content_materialize(&cs, token[p], mat);
@@ -141,13 +149,9 @@ START_TEST(fresh_writes_compare_by_bytes_not_by_token)
 		uint32_t offset = (uint32_t)wl_rng_below(&rng, 3) * 2044;
 		uint64_t pick = wl_rng_below(&rng, 4);
 		uint64_t value = pick < 2 ? content_fresh_value(pick) : pick - 1;
-		uint64_t t = sim_content_after_write(&cs, token[p], offset, value);
 		bool same;
 
-		ck_assert_uint_ne(t, UINT64_MAX);
-		sim_content_ref(&cs, t);
-		sim_content_unref(&cs, token[p]);
-		token[p] = t;
+		token[p] = rewrite(&cs, token[p], offset, value);
 		content_write(real[p], offset, value);
 		same = memcmp(real[p], real[q], CONTENT_PAGE_SIZE) == 0;
 		split |= same && token[p] != token[q];
@@ -192,16 +196,12 @@ START_TEST(inline_and_spilled_patches_agree_with_real_bytes)
 		uint32_t offset = wl_rng_below(&rng, 2) ? CONTENT_MAX_OFFSET - (uint32_t)wl_rng_below(&rng, 12)
 						      : (uint32_t)wl_rng_below(&rng, 12);
 		/* bytes of 1 or 2: some equal the base's, some not */
-		uint64_t value = 0, t;
+		uint64_t value = 0;
 		uint8_t mat[CONTENT_PAGE_SIZE];
 
 		for (int k = 0; k < 8; k++)
 			value |= (wl_rng_below(&rng, 2) + 1) << (8 * k);
-		t = sim_content_after_write(&cs, token[p], offset, value);
-		ck_assert_uint_ne(t, UINT64_MAX);
-		sim_content_ref(&cs, t);
-		sim_content_unref(&cs, token[p]);
-		token[p] = t;
+		token[p] = rewrite(&cs, token[p], offset, value);
 		content_write(real[p], offset, value);
 
 		sim_content_materialize(&cs, token[p], mat);
@@ -259,17 +259,9 @@ START_TEST(writes_in_place_agree_with_new_contents)
 			in_place++;
 		} else {
 			refused++;
-			t = sim_content_after_write(&cs, token[p], offset, value);
-			ck_assert_uint_ne(t, UINT64_MAX);
-			sim_content_ref(&cs, t);
-			sim_content_unref(&cs, token[p]);
-			token[p] = t;
+			token[p] = rewrite(&cs, token[p], offset, value);
 		}
-		t = sim_content_after_write(&ref, other[p], offset, value);
-		ck_assert_uint_ne(t, UINT64_MAX);
-		sim_content_ref(&ref, t);
-		sim_content_unref(&ref, other[p]);
-		other[p] = t;
+		other[p] = rewrite(&ref, other[p], offset, value);
 		content_write(real[p], offset, value);
 
 		sim_content_materialize(&cs, token[p], mat);
@@ -354,18 +346,6 @@ START_TEST(equal_bytes_from_different_bases_share_one_token)
 	sim_content_store_free(&cs);
 }
 END_TEST
-
-/* Write @value at @offset over @token's page, as a frame would: ref the new, unref the old. */
-static uint64_t rewrite(struct sim_content_store *cs, uint64_t token, uint32_t offset,
-			uint64_t value)
-{
-	uint64_t t = sim_content_after_write(cs, token, offset, value);
-
-	ck_assert_uint_ne(t, UINT64_MAX);
-	sim_content_ref(cs, t);
-	sim_content_unref(cs, token);
-	return t;
-}
 
 /* Two tokens name the same bytes, in every way a visit asks. */
 static void assert_same_bytes(struct sim_content_store *cs, uint64_t a, uint64_t b,
