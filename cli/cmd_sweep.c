@@ -440,14 +440,20 @@ static int run_sweep(const struct sweep_args *a, const struct sweep_def *d,
 	bool tty = isatty(STDERR_FILENO);
 	char err[512];
 
-	for (size_t p = 0; p < d->npoints; p++)
-		if (sweep_point(d, p, a->runs, env, a->quiet ? NULL : show_progress, &tty, &res[p],
-				err, sizeof(err)) != 0) {
-			if (tty && !a->quiet)
-				fputc('\n', stderr);
-			cli_error("sweep: %s", err);
-			return CLI_FAILED;
-		}
+	int rc = 0;
+
+	if (d->rounds)
+		rc = sweep_rounds(d, a->runs, env, a->quiet ? NULL : show_progress, &tty, res, err,
+				  sizeof(err));
+	for (size_t p = 0; !d->rounds && !rc && p < d->npoints; p++)
+		rc = sweep_point(d, p, a->runs, env, a->quiet ? NULL : show_progress, &tty, &res[p],
+				 err, sizeof(err));
+	if (rc != 0) {
+		if (tty && !a->quiet)
+			fputc('\n', stderr);
+		cli_error("sweep: %s", err);
+		return CLI_FAILED;
+	}
 	if (tty && !a->quiet)
 		fputc('\n', stderr);
 	return finish(a, d, env, res);

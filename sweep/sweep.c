@@ -88,36 +88,35 @@ static void round_as_written(struct sweep_stat *st)
 	st->max = as_written(st->max);
 }
 
-int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
-		const struct sweep_env *env, sweep_progress_fn progress, void *arg,
-		struct sweep_point_result *out, char *err, size_t errlen)
+/*
+ * Repetition @r of point @point into @row (d->nseries values): a series
+ * that is the same in every repetition (the simulator's, or all of them in
+ * a `once` sweep) is measured in the first only and copied from @first
+ * (repetition 0's row) after it.
+ */
+static int run_repetition(const struct sweep_def *d, size_t point, unsigned r,
+			  const struct sweep_env *env, const double *first, double *row,
+			  char *err, size_t errlen)
 {
-	double *y = NULL, *col = NULL;
-	int rc = -1;
+	bool want[SWEEP_MAX_SERIES];
 
+	for (size_t s = 0; s < d->nseries; s++) {
+		bool sim = d->series[s].engine == SWEEP_SIM;
+
+		want[s] = r == 0 || (!sim && !d->once);
+		row[s] = want[s] ? NAN : first[s];
+	}
+	return d->run(d, point, env, want, row, err, errlen);
+}
+
+/*
+ * The point's result from its @runs rows @y (series values, rows apart by
+ * d->nseries), rounded as its rows write it. @col has room for @runs.
+ */
+static void reduce_point(const struct sweep_def *d, const double *y, unsigned runs, double *col,
+			 struct sweep_point_result *out)
+{
 	memset(out, 0, sizeof(*out));
-	if (point >= d->npoints || runs == 0)
-		return sweep_fail(err, errlen, "%s: no point %zu", d->name, point);
-	y = calloc((size_t)runs * d->nseries, sizeof(*y));
-	col = calloc(runs, sizeof(*col));
-	if (!y || !col) {
-		sweep_fail(err, errlen, "out of memory");
-		goto out;
-	}
-	for (unsigned r = 0; r < runs; r++) {
-		bool want[SWEEP_MAX_SERIES];
-
-		if (progress)
-			progress(d, point, r, runs, arg);
-		for (size_t s = 0; s < d->nseries; s++) {
-			bool sim = d->series[s].engine == SWEEP_SIM;
-
-			want[s] = r == 0 || (!sim && !d->once);
-			y[r * d->nseries + s] = want[s] ? NAN : y[s]; /* the first run's */
-		}
-		if (d->run(d, point, env, want, &y[r * d->nseries], err, errlen) != 0)
-			goto out;
-	}
 	for (size_t s = 0; s < d->nseries; s++) {
 		for (unsigned r = 0; r < runs; r++)
 			col[r] = y[r * d->nseries + s];
@@ -138,6 +137,65 @@ int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
 		round_as_written(&out->series[s]);
 	for (size_t q = 0; q < d->nratios; q++)
 		round_as_written(&out->ratio[q]);
+}
+
+int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
+		const struct sweep_env *env, sweep_progress_fn progress, void *arg,
+		struct sweep_point_result *out, char *err, size_t errlen)
+{
+	double *y = NULL, *col = NULL;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (point >= d->npoints || runs == 0)
+		return sweep_fail(err, errlen, "%s: no point %zu", d->name, point);
+	y = calloc((size_t)runs * d->nseries, sizeof(*y));
+	col = calloc(runs, sizeof(*col));
+	if (!y || !col) {
+		sweep_fail(err, errlen, "out of memory");
+		goto out;
+	}
+	for (unsigned r = 0; r < runs; r++) {
+		if (progress)
+			progress(d, point, r, runs, arg);
+		if (run_repetition(d, point, r, env, y, &y[r * d->nseries], err, errlen) != 0)
+			goto out;
+	}
+	reduce_point(d, y, runs, col, out);
+	rc = 0;
+out:
+	free(y);
+	free(col);
+	return rc;
+}
+
+int sweep_rounds(const struct sweep_def *d, unsigned runs, const struct sweep_env *env,
+		 sweep_progress_fn progress, void *arg, struct sweep_point_result *res, char *err,
+		 size_t errlen)
+{
+	const size_t row = d->nseries, point_rows = (size_t)runs * row;
+	double *y = NULL, *col = NULL;
+	int rc = -1;
+
+	if (runs == 0 || d->npoints == 0)
+		return sweep_fail(err, errlen, "%s: nothing to measure", d->name);
+	y = calloc(d->npoints * point_rows, sizeof(*y));
+	col = calloc(runs, sizeof(*col));
+	if (!y || !col) {
+		sweep_fail(err, errlen, "out of memory");
+		goto out;
+	}
+	for (unsigned r = 0; r < runs; r++)
+		for (size_t p = 0; p < d->npoints; p++) {
+			double *mine = &y[p * point_rows];
+
+			if (progress)
+				progress(d, p, r, runs, arg);
+			if (run_repetition(d, p, r, env, mine, &mine[r * row], err, errlen) != 0)
+				goto out;
+		}
+	for (size_t p = 0; p < d->npoints; p++)
+		reduce_point(d, &y[p * point_rows], runs, col, &res[p]);
 	rc = 0;
 out:
 	free(y);

@@ -108,6 +108,8 @@ struct sweep_def {
 	bool once;            /* every series is deterministic (the simulator, a
 				 guest's counters): measured in the first
 				 repetition only, its value standing for all */
+	bool rounds;          /* a whole sweep repeats in rounds over every
+				 point (sweep_rounds), not point by point */
 };
 
 /*
@@ -153,6 +155,19 @@ typedef void (*sweep_progress_fn)(const struct sweep_def *d, size_t point, unsig
 int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
 		const struct sweep_env *env, sweep_progress_fn progress, void *arg,
 		struct sweep_point_result *out, char *err, size_t errlen);
+
+/*
+ * Measure every point of @d @runs times in rounds: repetition 1 of every
+ * point, then repetition 2 of every point, and so on, so that a point's
+ * repetitions are as far apart as the sweep is long and their spread shows
+ * how far the machine moved meanwhile (point by point, they are seconds
+ * apart). @res has d->npoints entries; each is what sweep_point would give
+ * from the same repetitions. Returns 0, or -1 with a message as
+ * sweep_point.
+ */
+int sweep_rounds(const struct sweep_def *d, unsigned runs, const struct sweep_env *env,
+		 sweep_progress_fn progress, void *arg, struct sweep_point_result *res, char *err,
+		 size_t errlen);
 
 /* The name a ratio's rows carry: "ratio: A / B". */
 void sweep_ratio_name(const struct sweep_def *d, size_t ratio, char *buf, size_t len);

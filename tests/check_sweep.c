@@ -9,7 +9,8 @@
  * and only upstream leaves smart-scan-mixed's equal pages unmerged; rows
  * round-trip through the CSV format, concatenated job outputs
  * included, a measured point to the last bit, and bad rows are named
- * FILE:LINE; a point without rows is found; result files are written.
+ * FILE:LINE; a point without rows is found; result files are written;
+ * repetitions in rounds run point after point and reduce as point by point.
  * Nothing here touches the kernel or measures time.
  */
 #include "config.h"
@@ -43,6 +44,82 @@ static size_t series_index(const struct sweep_def *d, const char *name)
 	ck_abort_msg("%s has no series %s", d->name, name);
 	return 0;
 }
+
+/* ---- repetitions in rounds ------------------------------------------------------ */
+
+/*
+ * A sweep of 3 points whose run gives the kernel series 10 * point + the
+ * point's repetition number (from 1) and the simulator's point + 0.5, and
+ * logs the order of its calls.
+ */
+enum { FAKE_POINTS = 3, FAKE_RUNS = 4 };
+static unsigned fake_calls[FAKE_POINTS], fake_log[FAKE_POINTS * FAKE_RUNS], fake_nlog;
+
+static int fake_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+		    const bool *want, double *y, char *err, size_t errlen)
+{
+	(void)d, (void)env, (void)err, (void)errlen;
+	fake_calls[point]++;
+	fake_log[fake_nlog++] = (unsigned)point;
+	if (want[0])
+		y[0] = 10.0 * (double)point + fake_calls[point];
+	if (want[1])
+		y[1] = (double)point + 0.5;
+	return 0;
+}
+
+static const double fake_x[FAKE_POINTS] = { 1, 2, 3 };
+static const struct sweep_series fake_series[] = { { "kernel", SWEEP_KERNEL },
+						   { "sim", SWEEP_SIM } };
+static const struct sweep_ratio fake_ratio[] = { { 1, 0 } };
+static const struct sweep_def fake_def = {
+	.name = "fake", .x = fake_x, .npoints = FAKE_POINTS, .series = fake_series,
+	.nseries = 2, .ratio = fake_ratio, .nratios = 1, .run = fake_run, .rounds = true,
+};
+
+static void assert_same_stat(const struct sweep_stat *a, const struct sweep_stat *b)
+{
+	ck_assert_uint_eq(a->n, b->n);
+	ck_assert(a->min == b->min && a->median == b->median && a->max == b->max);
+}
+
+static void fake_reset(void)
+{
+	memset(fake_calls, 0, sizeof(fake_calls));
+	fake_nlog = 0;
+}
+
+/*
+ * sweep_rounds visits every point once a round, and gives each point what
+ * sweep_point gives from the same repetitions (the simulator measured in
+ * the first only).
+ */
+START_TEST(test_rounds_interleave_and_reduce_as_points_do)
+{
+	struct sweep_point_result rounds[FAKE_POINTS], point;
+	struct sweep_env env = sim_env(1.0);
+	char err[256];
+
+	fake_reset();
+	ck_assert_msg(sweep_rounds(&fake_def, FAKE_RUNS, &env, NULL, NULL, rounds, err,
+				   sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(fake_nlog, FAKE_POINTS * FAKE_RUNS);
+	for (unsigned i = 0; i < fake_nlog; i++)
+		ck_assert_uint_eq(fake_log[i], i % FAKE_POINTS);
+	for (size_t p = 0; p < FAKE_POINTS; p++) {
+		fake_reset();
+		ck_assert_msg(sweep_point(&fake_def, p, FAKE_RUNS, &env, NULL, NULL, &point, err,
+					  sizeof(err)) == 0, "%s", err);
+		assert_same_stat(&rounds[p].series[0], &point.series[0]);
+		assert_same_stat(&rounds[p].series[1], &point.series[1]);
+		assert_same_stat(&rounds[p].ratio[0], &point.ratio[0]);
+		ck_assert_uint_eq(rounds[p].series[0].n, FAKE_RUNS);
+		ck_assert(rounds[p].series[0].min == 10.0 * (double)p + 1);
+		ck_assert(rounds[p].series[0].max == 10.0 * (double)p + FAKE_RUNS);
+		ck_assert(rounds[p].series[1].min == rounds[p].series[1].max);
+	}
+}
+END_TEST
 
 /* ---- definitions ------------------------------------------------------------ */
 
@@ -506,6 +583,7 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_measured_point_survives_its_rows);
 	tcase_add_test(tc, test_first_unmeasured_point);
 	tcase_add_test(tc, test_predict_verdict);
+	tcase_add_test(tc, test_rounds_interleave_and_reduce_as_points_do);
 	tcase_add_test(tc, test_bad_rows_named);
 	tcase_add_test(tc, test_results_written);
 	suite_add_tcase(s, tc);
