@@ -399,7 +399,8 @@ struct kb_guard {
 };
 
 /* Prepare the shared report and fork the sentinel, which holds @lock's open
- * file (so the lock lasts as long as it does). 0, or -1 with a message. */
+ * file (so the lock lasts as long as it does), and wait until it has a
+ * session of its own. 0, or -1 with a message. */
 int kb_guard_open(struct kb_guard *g, const struct kb_job *job, const struct kb_options *opt,
 		  char *msg, size_t len);
 /* Have the sentinel fork the runner, wait for it and every workload process,
@@ -422,11 +423,13 @@ enum kb_sentinel_cmd {
 
 /* What the sentinel tells the guardian. */
 struct kb_sentinel_report {
-	int32_t kind;  /* KB_SENTINEL_STARTED or KB_SENTINEL_ENDED */
-	int32_t value; /* the runner's pid; its wait status */
+	int32_t kind;  /* KB_SENTINEL_DETACHED, _STARTED or _ENDED */
+	int32_t value; /* the sentinel's pid; the runner's pid; its wait status */
 };
-#define KB_SENTINEL_STARTED 1 /* the runner runs */
-#define KB_SENTINEL_ENDED 2   /* it and every process of its group are gone */
+#define KB_SENTINEL_STARTED 1  /* the runner runs */
+#define KB_SENTINEL_ENDED 2    /* it and every process of its group are gone */
+#define KB_SENTINEL_DETACHED 3 /* the sentinel has a session of its own: a kill
+				* of the guardian's process group misses it */
 
 /* In the just-forked sentinel: serve @g's guardian over @sock; never
  * returns. */

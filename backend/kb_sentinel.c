@@ -5,7 +5,8 @@
  * kb_guard_open() forks it from the guardian as soon as the backend holds
  * its lock, before any knob changes. It leaves the guardian's session
  * (setsid), so a kill of the guardian's process group, a terminal's hangup
- * or ^C does not reach it; it ignores SIGINT, SIGTERM and SIGHUP; it keeps
+ * or ^C does not reach it, and says so (KB_SENTINEL_DETACHED) before the
+ * guardian writes the state file or changes a knob; it ignores SIGINT, SIGTERM and SIGHUP; it keeps
  * the lock's open file, so no other backend starts until it has exited. On
  * the guardian's word it forks the runner (which therefore is its child, and
  * it a child subreaper, so every orphaned workload process comes to it too),
@@ -232,6 +233,7 @@ void kb_sentinel_main(struct kb_guard *g, int sock)
 	struct sentinel s = { .g = g, .sock = sock };
 
 	become_sentinel(&s);
+	report(&s, KB_SENTINEL_DETACHED, s.self);
 	for (;;) {
 		int cmd = next_command(s.sock);
 
