@@ -6,8 +6,9 @@
  * its lock, before any knob changes. It leaves the guardian's session
  * (setsid), so a kill of the guardian's process group, a terminal's hangup
  * or ^C does not reach it, and says so (KB_SENTINEL_DETACHED) before the
- * guardian writes the state file or changes a knob; it ignores SIGINT, SIGTERM and SIGHUP; it keeps
- * the lock's open file, so no other backend starts until it has exited. On
+ * guardian writes the state file or changes a knob; it ignores SIGINT,
+ * SIGTERM and SIGHUP; it keeps the lock's open file, so no other backend
+ * starts until it has exited. On
  * the guardian's word it forks the runner (which therefore is its child, and
  * it a child subreaper, so every orphaned workload process comes to it too),
  * passes the guardian's signals on to the runner, and when the runner exits

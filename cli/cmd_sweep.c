@@ -437,17 +437,17 @@ static int run_sweep(const struct sweep_args *a, const struct sweep_def *d,
 		     const struct sweep_env *env)
 {
 	struct sweep_point_result res[SWEEP_MAX_POINTS];
+	sweep_progress_fn progress = a->quiet ? NULL : show_progress;
 	bool tty = isatty(STDERR_FILENO);
 	char err[512];
-
 	int rc = 0;
 
 	if (d->rounds)
-		rc = sweep_rounds(d, a->runs, env, a->quiet ? NULL : show_progress, &tty, res, err,
-				  sizeof(err));
-	for (size_t p = 0; !d->rounds && !rc && p < d->npoints; p++)
-		rc = sweep_point(d, p, a->runs, env, a->quiet ? NULL : show_progress, &tty, &res[p],
-				 err, sizeof(err));
+		rc = sweep_rounds(d, a->runs, env, progress, &tty, res, err, sizeof(err));
+	else
+		for (size_t p = 0; !rc && p < d->npoints; p++)
+			rc = sweep_point(d, p, a->runs, env, progress, &tty, &res[p], err,
+					 sizeof(err));
 	if (rc != 0) {
 		if (tty && !a->quiet)
 			fputc('\n', stderr);

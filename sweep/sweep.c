@@ -139,29 +139,37 @@ static void reduce_point(const struct sweep_def *d, const double *y, unsigned ru
 		round_as_written(&out->ratio[q]);
 }
 
-int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
-		const struct sweep_env *env, sweep_progress_fn progress, void *arg,
-		struct sweep_point_result *out, char *err, size_t errlen)
+/*
+ * Points [@first, @first + @n) of @d, @runs times each in rounds (every
+ * point once a round), into @res[0..n). With one point, that is point by
+ * point.
+ */
+static int measure(const struct sweep_def *d, size_t first, size_t n, unsigned runs,
+		   const struct sweep_env *env, sweep_progress_fn progress, void *arg,
+		   struct sweep_point_result *res, char *err, size_t errlen)
 {
+	const size_t row = d->nseries, point_rows = (size_t)runs * row;
 	double *y = NULL, *col = NULL;
 	int rc = -1;
 
-	memset(out, 0, sizeof(*out));
-	if (point >= d->npoints || runs == 0)
-		return sweep_fail(err, errlen, "%s: no point %zu", d->name, point);
-	y = calloc((size_t)runs * d->nseries, sizeof(*y));
+	y = calloc(n * point_rows, sizeof(*y));
 	col = calloc(runs, sizeof(*col));
 	if (!y || !col) {
 		sweep_fail(err, errlen, "out of memory");
 		goto out;
 	}
-	for (unsigned r = 0; r < runs; r++) {
-		if (progress)
-			progress(d, point, r, runs, arg);
-		if (run_repetition(d, point, r, env, y, &y[r * d->nseries], err, errlen) != 0)
-			goto out;
-	}
-	reduce_point(d, y, runs, col, out);
+	for (unsigned r = 0; r < runs; r++)
+		for (size_t i = 0; i < n; i++) {
+			double *mine = &y[i * point_rows];
+
+			if (progress)
+				progress(d, first + i, r, runs, arg);
+			if (run_repetition(d, first + i, r, env, mine, &mine[r * row], err,
+					   errlen) != 0)
+				goto out;
+		}
+	for (size_t i = 0; i < n; i++)
+		reduce_point(d, &y[i * point_rows], runs, col, &res[i]);
 	rc = 0;
 out:
 	free(y);
@@ -169,38 +177,23 @@ out:
 	return rc;
 }
 
+int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
+		const struct sweep_env *env, sweep_progress_fn progress, void *arg,
+		struct sweep_point_result *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (point >= d->npoints || runs == 0)
+		return sweep_fail(err, errlen, "%s: no point %zu", d->name, point);
+	return measure(d, point, 1, runs, env, progress, arg, out, err, errlen);
+}
+
 int sweep_rounds(const struct sweep_def *d, unsigned runs, const struct sweep_env *env,
 		 sweep_progress_fn progress, void *arg, struct sweep_point_result *res, char *err,
 		 size_t errlen)
 {
-	const size_t row = d->nseries, point_rows = (size_t)runs * row;
-	double *y = NULL, *col = NULL;
-	int rc = -1;
-
 	if (runs == 0 || d->npoints == 0)
 		return sweep_fail(err, errlen, "%s: nothing to measure", d->name);
-	y = calloc(d->npoints * point_rows, sizeof(*y));
-	col = calloc(runs, sizeof(*col));
-	if (!y || !col) {
-		sweep_fail(err, errlen, "out of memory");
-		goto out;
-	}
-	for (unsigned r = 0; r < runs; r++)
-		for (size_t p = 0; p < d->npoints; p++) {
-			double *mine = &y[p * point_rows];
-
-			if (progress)
-				progress(d, p, r, runs, arg);
-			if (run_repetition(d, p, r, env, mine, &mine[r * row], err, errlen) != 0)
-				goto out;
-		}
-	for (size_t p = 0; p < d->npoints; p++)
-		reduce_point(d, &y[p * point_rows], runs, col, &res[p]);
-	rc = 0;
-out:
-	free(y);
-	free(col);
-	return rc;
+	return measure(d, 0, d->npoints, runs, env, progress, arg, res, err, errlen);
 }
 
 /* --- rows ------------------------------------------------------------------------ */
