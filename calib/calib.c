@@ -749,15 +749,17 @@ static void fitted_terms(struct unknowns *u)
 			u->term[u->n++] = t;
 }
 
-#define MAX_EQUATIONS 2048
+#define MAX_EQUATIONS 4096
 
 struct system {
 	struct unknowns u;
-	double a[MAX_EQUATIONS * SIM_TERM_COUNT], b[MAX_EQUATIONS];
-	double measured[MAX_EQUATIONS]; /* b before weighing, ns */
+	double raw_a[MAX_EQUATIONS * SIM_TERM_COUNT]; /* work by unknown, as counted */
+	double a[MAX_EQUATIONS * SIM_TERM_COUNT], b[MAX_EQUATIONS]; /* the same, weighed */
+	double measured[MAX_EQUATIONS]; /* ksmd's CPU time less the known terms, ns */
 	double idle[MAX_EQUATIONS]; /* wall time between the rows not spent by ksmd, ns */
-	double share[MAX_EQUATIONS]; /* the equation's weight beside its measurement's */
+	double share[MAX_EQUATIONS]; /* the equation's weight beside its scale's (weigh_by_model) */
 	bool steps[MAX_EQUATIONS];  /* no plain sleep a scan (steps pause ksmd, or batches) */
+	double noise; /* calib_check_fit: the measured scans 1 -/+ noise times in turn */
 	char name[MAX_EQUATIONS][32];
 	uint64_t scan[MAX_EQUATIONS];
 	size_t m;
@@ -796,11 +798,13 @@ static void add_equation(const struct calib_workload *cw, const struct work_log 
 			 const struct trace_row *p, const struct trace_row *r,
 			 const struct sim_costs *c, struct system *sys)
 {
-	double known;
+	double known, cpu = (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns);
 
-	work_row(&sys->u, &log->w[r->scan], &log->w[p->scan], c, &sys->a[sys->m * sys->u.n],
+	if (sys->noise > 0)
+		cpu *= sys->m % 2 ? 1 + sys->noise : 1 - sys->noise;
+	work_row(&sys->u, &log->w[r->scan], &log->w[p->scan], c, &sys->raw_a[sys->m * sys->u.n],
 		 &known);
-	sys->b[sys->m] = (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns) - known;
+	sys->measured[sys->m] = cpu - known;
 	sys->idle[sys->m] = (double)(r->time_ns - p->time_ns) -
 			    (double)(r->ksmd_cpu_ns - p->ksmd_cpu_ns);
 	sys->steps[sys->m] = !cw->steady_sleeps;
@@ -852,6 +856,7 @@ static void add_equations(const struct calib_workload *cw, const struct work_log
 struct source {
 	const struct sim_costs *truth; /* NULL: the kernel */
 	const struct calib_options *opt;
+	double noise;                  /* with truth: calib_check_fit's spread */
 };
 
 /* The last full scan any of @n traces has a row for. */
@@ -867,90 +872,129 @@ static uint64_t last_scan(struct kb_result *res, unsigned n)
 }
 
 /*
- * The kernel's runs of @wl, each into res[] (*n of them); 1 when the kernel
- * side cannot run here (the reason in why), -1 on an error.
+ * One calibration workload: its text parsed, and the kernel's runs of it
+ * (none when the simulator stands in for the kernel).
  */
-static int kernel_runs(const struct source *src, const struct calib_workload *cw,
-		       const struct workload *wl, struct kb_result *res, unsigned *n, char *why,
-		       size_t whylen)
+struct host {
+	const struct calib_workload *cw;
+	struct workload *wl;
+	struct kb_result res[CALIB_MAX_REPEATS];
+	unsigned n;
+};
+
+static void hosts_free(struct host *h, size_t n)
 {
+	for (size_t i = 0; h && i < n; i++) {
+		for (unsigned r = 0; r < CALIB_MAX_REPEATS; r++)
+			kb_result_free(&h[i].res[r]);
+		wl_free(h[i].wl);
+	}
+	free(h);
+}
+
+/* Every calibration workload parsed into @*hosts; 0, or -1 with a message. */
+static int hosts_parse(const struct source *src, struct host **hosts, char *err, size_t errlen)
+{
+	char *text = malloc(CALIB_TEXT_MAX);
+	struct host *h = calloc(NWORKLOADS, sizeof(*h));
+	struct wl_error werr;
+
+	*hosts = h;
+	if (!text || !h) {
+		free(text);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < NWORKLOADS; i++) {
+		h[i].cw = &workloads[i];
+		if (calib_workload_text(i, src->opt->pages, text, CALIB_TEXT_MAX) != 0)
+			snprintf(werr.text, sizeof(werr.text), "longer than %u bytes", CALIB_TEXT_MAX);
+		else if (wl_parse_buffer(text, strlen(text), workloads[i].name, &h[i].wl, &werr) == 0)
+			continue;
+		snprintf(err, errlen, "calibration workload %s: %s", workloads[i].name, werr.text);
+		free(text);
+		return -1;
+	}
+	free(text);
+	return 0;
+}
+
+/*
+ * The kernel's runs, in rounds: each round runs every calibration workload
+ * once, but a pooled one (cw->pool runs a repeat) in every round and the
+ * others in every CALIB_POOL_MAX / pool-th, --repeats x CALIB_POOL_MAX
+ * rounds in all. Run host by host, a host's runs came minutes apart from
+ * the others', and ksmd's cost of a wakeup moves by a quarter within
+ * minutes (2026-12-06): the 8-page host after 5 ms sleeps measured more
+ * than after 20 ms, the other way round from the same hosts alternated.
+ * In rounds the drift falls on every host alike. 1 when the kernel side
+ * cannot run here (the reason in res->kernel_skip), -1 on an error.
+ */
+#define CALIB_POOL_MAX 4u
+
+static int kernel_rounds(const struct source *src, struct host *h, struct calib_result *res,
+			 char *err, size_t errlen)
+{
+	unsigned rounds = (src->opt->repeats ? src->opt->repeats : 1) * CALIB_POOL_MAX;
 	struct kb_options kopt;
-	unsigned repeats = (src->opt->repeats ? src->opt->repeats : 1) * cw->pool;
+	char msg[512], round[64];
 
 	kb_options_init(&kopt);
 	kopt.force = src->opt->force;
-	for (*n = 0; *n < repeats && *n < CALIB_MAX_REPEATS; (*n)++) {
-		int status = kb_run(wl, &kopt, &res[*n], why, whylen);
+	for (unsigned k = 0; k < rounds; k++) {
+		snprintf(round, sizeof(round), "kernel runs, round %u of %u", k + 1, rounds);
+		note(src->opt, round);
+		for (size_t i = 0; i < NWORKLOADS; i++) {
+			int status;
 
-		if (status != KB_OK)
-			return status == KB_SKIPPED ? 1 : -1;
+			if (k % (CALIB_POOL_MAX / h[i].cw->pool) != 0 || h[i].n == CALIB_MAX_REPEATS)
+				continue;
+			status = kb_run(h[i].wl, &kopt, &h[i].res[h[i].n++], msg, sizeof(msg));
+			if (status == KB_OK)
+				continue;
+			snprintf(res->kernel_skip, sizeof(res->kernel_skip), "%s", msg);
+			if (status == KB_SKIPPED)
+				return 1;
+			snprintf(err, errlen, "calibration workload %s: kernel: %s", h[i].cw->name,
+				 msg);
+			return -1;
+		}
 	}
 	return 0;
 }
 
 /*
- * Run one calibration workload on both sides and add its equations; 1 when
- * the kernel side cannot run here (the reason in res->kernel_skip). The
- * kernel runs first: a busy ksmd (no sleep) finishes scans faster than the
- * runner reads its counters, so its rows may be far apart and its last one
- * beyond the workload's scans, and the simulator then runs as far, so that
- * every row has its work.
+ * The simulator's run of host @h and its equations, one set a kernel run
+ * (or its own, standing in for the kernel). A busy ksmd (no sleep)
+ * finishes scans faster than the runner reads its counters, so the
+ * kernel's rows may be far apart and its last one beyond the workload's
+ * scans: the simulator then runs as far, so that every row has its work.
  */
-static int run_workload(const struct source *src, const struct calib_workload *cw,
-			struct system *sys, struct calib_result *res, char *err, size_t errlen)
+static int host_equations(const struct source *src, struct host *h, struct system *sys,
+			  struct calib_result *res, char *err, size_t errlen)
 {
-	char *text = malloc(CALIB_TEXT_MAX), msg[512];
-	struct workload *wl = NULL;
-	struct wl_error werr;
 	struct work_log log = { 0 };
 	struct sim_run_options sopt = { .scan_hook = log_work, .hook_arg = &log,
 					.costs = src->truth };
 	struct trace *st = NULL;
-	struct kb_result kres[CALIB_MAX_REPEATS];
-	unsigned nk = 0;
+	char msg[512];
 	int rc = -1;
 
-	memset(kres, 0, sizeof(kres));
-	if (!text || calib_workload_text((size_t)(cw - workloads), src->opt->pages, text,
-					 CALIB_TEXT_MAX) != 0) {
-		snprintf(err, errlen, "calibration workload %s: out of memory", cw->name);
-		goto out;
-	}
-	if (wl_parse_buffer(text, strlen(text), cw->name, &wl, &werr) != 0) {
-		snprintf(err, errlen, "calibration workload %s: %s", cw->name, werr.text);
-		goto out;
-	}
-	note(src->opt, cw->name);
-	if (!src->truth) {
-		rc = kernel_runs(src, cw, wl, kres, &nk, msg, sizeof(msg));
-		if (rc != 0) {
-			snprintf(res->kernel_skip, sizeof(res->kernel_skip), "%s", msg);
-			if (rc < 0)
-				snprintf(err, errlen, "calibration workload %s: kernel: %s", cw->name,
-					 msg);
-			goto out;
-		}
-		rc = -1;
-		if (wl->stop == WL_STOP_SCANS && last_scan(kres, nk) > wl->stop_scans)
-			wl->stop_scans = last_scan(kres, nk);
-	}
-	if (sim_run_workload(wl, &sopt, &st, msg, sizeof(msg)) != 0 || log.failed) {
-		snprintf(err, errlen, "calibration workload %s: simulator: %s", cw->name,
+	if (h->wl->stop == WL_STOP_SCANS && last_scan(h->res, h->n) > h->wl->stop_scans)
+		h->wl->stop_scans = last_scan(h->res, h->n);
+	if (sim_run_workload(h->wl, &sopt, &st, msg, sizeof(msg)) != 0 || log.failed) {
+		snprintf(err, errlen, "calibration workload %s: simulator: %s", h->cw->name,
 			 log.failed ? "out of memory" : msg);
 		goto out;
 	}
 	if (src->truth)
-		add_equations(cw, &log, st, &res->costs, sys);
-	for (unsigned i = 0; i < nk; i++)
-		add_equations(cw, &log, kres[i].trace, &res->costs, sys);
+		add_equations(h->cw, &log, st, &res->costs, sys);
+	for (unsigned i = 0; i < h->n; i++)
+		add_equations(h->cw, &log, h->res[i].trace, &res->costs, sys);
 	rc = 0;
 out:
-	for (unsigned i = 0; i < CALIB_MAX_REPEATS; i++)
-		kb_result_free(&kres[i]);
 	trace_free(st);
-	wl_free(wl);
 	free(log.w);
-	free(text);
 	return rc;
 }
 
@@ -989,8 +1033,13 @@ static void fit_sleep(const struct system *sys, struct sim_costs *c)
 		c->sleep_adjust_ns = median(v, n);
 }
 
-/* Each fitted term's value into @c and @res (a term fitted as 0 keeps its
- * default: no work is free, and a zero says the runs could not tell). */
+/*
+ * Each fitted term's value into @c and @res. A term the fit puts at 0 (its
+ * column dropped: the equations want it below nothing beside the others)
+ * costs 0, as in the fit's own rows: keeping its default instead made the
+ * model the simulator runs another than the one calibrate reported, by
+ * 640 ns a mapping on tiny-vmas (2026-12-06).
+ */
 static void apply_fit(const struct system *sys, const double *x, const double *se,
 		      struct sim_costs *c, struct calib_result *res)
 {
@@ -1001,12 +1050,20 @@ static void apply_fit(const struct system *sys, const double *x, const double *s
 		ct->fitted = x[j] > 0;
 		ct->value = x[j];
 		ct->se = se[j];
-		if (!ct->fitted)
-			continue;
-		if (t == SIM_TERM_checksum) /* a sample keeps its measured share of a page's hash */
+		if (t == SIM_TERM_checksum && x[j] > 0) /* a sample keeps its share of a page's hash */
 			c->sample_word_ns *= x[j] / c->checksum_ns;
 		sim_cost_set(c, t, x[j]);
 	}
+}
+
+/* What the model at @x says equation @i's measured side is, ns. */
+static double modelled(const struct system *sys, size_t i, const double *x)
+{
+	double model = 0;
+
+	for (size_t j = 0; j < sys->u.n; j++)
+		model += sys->raw_a[i * sys->u.n + j] * x[j];
+	return model;
 }
 
 static int record_fit(const struct system *sys, const double *x, struct calib_result *res)
@@ -1017,11 +1074,8 @@ static int record_fit(const struct system *sys, const double *x, struct calib_re
 	res->nrows = sys->m;
 	res->max_error = 0;
 	for (size_t i = 0; i < sys->m; i++) {
-		double model = 0;
+		double model = modelled(sys, i, x);
 
-		for (size_t j = 0; j < sys->u.n; j++)
-			model += sys->a[i * sys->u.n + j] * x[j]; /* relative: b is its share */
-		model *= sys->measured[i] / sys->share[i];
 		snprintf(res->row[i].workload, sizeof(res->row[i].workload), "%s", sys->name[i]);
 		res->row[i].scan = sys->scan[i];
 		res->row[i].measured_ns = sys->measured[i];
@@ -1034,21 +1088,49 @@ static int record_fit(const struct system *sys, const double *x, struct calib_re
 }
 
 /*
- * Each equation divided by its measurement: the fit then minimises relative
- * errors, so that a tiny host's scan (tens of microseconds) counts as much
- * as a large one's (tens of milliseconds), as the accuracy asked of the
- * model is relative. The rows' original values are kept for the report.
+ * The fit minimises relative errors, so that a tiny host's scan (tens of
+ * microseconds) counts as much as a large one's (tens of milliseconds), as
+ * the accuracy asked of the model is relative: each equation is divided by
+ * its scale, and by the square root of its pool (cw->pool runs' squared
+ * errors count as one run's). The scale is what the model at @x says the
+ * equation measures, not the measurement itself: a tiny host's scans
+ * spread by a CV of 0.3 to 0.5 from run to run, and dividing each by its
+ * own measurement weighs the cheap ones more, which pulls the fit below
+ * their mean: the five tiny hosts came out 10 to 29% under what they
+ * measured on average (2026-12-06), and the tiny validation workloads with
+ * them. An equation the model gives no work keeps its measurement as its
+ * scale.
  */
-static void weigh_by_measurement(struct system *sys)
+static void weigh_by_model(struct system *sys, const double *x)
 {
 	for (size_t i = 0; i < sys->m; i++) {
-		double w = sys->b[i] > 0 ? sys->share[i] / sys->b[i] : 0;
+		double scale = modelled(sys, i, x), w;
 
-		sys->measured[i] = sys->b[i];
+		if (!(scale > 0))
+			scale = sys->measured[i];
+		w = scale > 0 ? sys->share[i] / scale : 0;
 		for (size_t j = 0; j < sys->u.n; j++)
-			sys->a[i * sys->u.n + j] *= w;
-		sys->b[i] *= w;
+			sys->a[i * sys->u.n + j] = sys->raw_a[i * sys->u.n + j] * w;
+		sys->b[i] = sys->measured[i] * w;
 	}
+}
+
+/*
+ * Iteratively reweighted least squares: the scales from the costs before
+ * the fit (@c, the defaults), then from each fit in turn, FIT_PASSES fits.
+ */
+#define FIT_PASSES 4
+
+static int solve_reweighted(struct system *sys, const struct sim_costs *c, double *x, double *se)
+{
+	for (size_t j = 0; j < sys->u.n; j++)
+		x[j] = sim_cost_of(c, sys->u.term[j]);
+	for (unsigned pass = 0; pass < FIT_PASSES; pass++) {
+		weigh_by_model(sys, x);
+		if (calib_solve(sys->a, sys->b, sys->m, sys->u.n, x, se) != 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* Why the fit has no solution: a term no equation has work of, if one. */
@@ -1078,6 +1160,7 @@ static int fit(const struct source *src, struct calib_result *res, char *err, si
 {
 	struct system *sys = calloc(1, sizeof(*sys));
 	double x[SIM_TERM_COUNT], se[SIM_TERM_COUNT];
+	struct host *hosts = NULL;
 	int rc = -1;
 
 	if (!sys) {
@@ -1085,16 +1168,16 @@ static int fit(const struct source *src, struct calib_result *res, char *err, si
 		return -1;
 	}
 	fitted_terms(&sys->u);
-	for (size_t i = 0; i < NWORKLOADS; i++) {
-		int r = run_workload(src, &workloads[i], sys, res, err, errlen);
-
-		if (r != 0) { /* r > 0: the kernel side cannot run here */
-			rc = r;
+	sys->noise = src->noise;
+	if (hosts_parse(src, &hosts, err, errlen) != 0)
+		goto out;
+	if (!src->truth && (rc = kernel_rounds(src, hosts, res, err, errlen)) != 0)
+		goto out; /* rc > 0: the kernel side cannot run here */
+	rc = -1;
+	for (size_t i = 0; i < NWORKLOADS; i++)
+		if (host_equations(src, &hosts[i], sys, res, err, errlen) != 0)
 			goto out;
-		}
-	}
-	weigh_by_measurement(sys);
-	if (calib_solve(sys->a, sys->b, sys->m, sys->u.n, x, se) != 0) {
+	if (solve_reweighted(sys, &res->costs, x, se) != 0) {
 		explain_singular(sys, err, errlen);
 		goto out;
 	}
@@ -1108,6 +1191,7 @@ static int fit(const struct source *src, struct calib_result *res, char *err, si
 	if (rc != 0)
 		snprintf(err, errlen, "out of memory");
 out:
+	hosts_free(hosts, NWORKLOADS);
 	free(sys);
 	return rc;
 }
@@ -1115,7 +1199,7 @@ out:
 int calib_run(const struct calib_options *opt, struct calib_result *res, char *err,
 	      size_t errlen)
 {
-	struct source src = { NULL, opt };
+	struct source src = { NULL, opt, 0 };
 	struct sim_config cfg;
 	int rc;
 
@@ -1133,9 +1217,9 @@ int calib_run(const struct calib_options *opt, struct calib_result *res, char *e
 }
 
 int calib_check_fit(const struct calib_options *opt, const struct sim_costs *truth,
-		    struct calib_result *res, char *err, size_t errlen)
+		    double noise, struct calib_result *res, char *err, size_t errlen)
 {
-	struct source src = { truth, opt };
+	struct source src = { truth, opt, noise };
 
 	memset(res, 0, sizeof(*res));
 	res->costs = *truth; /* what the fit does not solve for is known: the truth's */

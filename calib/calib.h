@@ -57,8 +57,8 @@ struct calib_fit_row {
 
 /* One term of the fit (SIM_COST_FIT terms only; the others stay zeroed). */
 struct calib_term {
-	bool fitted;  /* the fit gave it a positive cost, now in costs */
-	double value; /* the fit's value (0: dropped, its default kept) */
+	bool fitted;  /* the fit gave it a positive cost */
+	double value; /* the fit's value, now in costs (0: its column dropped) */
 	double se;    /* its standard error, from the residuals */
 };
 
@@ -98,11 +98,14 @@ int calib_solve(const double *a, const double *b, size_t m, size_t n, double *x,
  * The fit's mechanics, with the simulator in the kernel's place: every
  * calibration workload runs in the simulator at the costs @truth, its own
  * ksmd CPU time is the measurement, and the fit must give @truth back for
- * every term it solves for. 0, or -1 with a message (singular: some term
- * no calibration workload exercises apart from the others).
+ * every term it solves for. With @noise > 0 the measured scans are taken
+ * 1 - @noise and 1 + @noise times in turn, a spread whose mean is the
+ * truth, as the kernel's tiny hosts spread. 0, or -1 with a message
+ * (singular: some term no calibration workload exercises apart from the
+ * others).
  */
 int calib_check_fit(const struct calib_options *opt, const struct sim_costs *truth,
-		    struct calib_result *res, char *err, size_t errlen);
+		    double noise, struct calib_result *res, char *err, size_t errlen);
 
 /* The calibration workloads (generated, never shipped): how many, their
  * names, and the text of one for @pages pages (0, or -1 if @len is short). */

@@ -32,7 +32,7 @@ static void describe_term(const struct calib_result *res, const struct sim_costs
 		else if (ct->fitted)
 			snprintf(buf, len, "fit +- %.3f", ct->se);
 		else
-			snprintf(buf, len, "fit gave 0 (default kept)");
+			snprintf(buf, len, "fit gave 0");
 		return;
 	case SIM_COST_MICRO:
 		snprintf(buf, len, "microbenchmark");
