@@ -325,11 +325,17 @@ static void __attribute__((format(printf, 2, 3))) put(struct text *t, const char
 }
 
 /* smart_scan = 0 so that every page is processed every scan; pages_to_scan
- * above the page count so that a full scan is one batch. */
-static void global(struct text *t, unsigned scans, const char *more)
+ * above the page count so that a full scan is one batch; @sleep_ms between. */
+static void global_sleeping(struct text *t, unsigned scans, unsigned sleep_ms, const char *more)
 {
 	put(t, "[global]\nscans = %u\nsmart_scan = 0\npages_to_scan = 100000000\n"
-	       "sleep_millisecs = 20\n%s", scans, more);
+	       "sleep_millisecs = %u\n%s", scans, sleep_ms, more);
+}
+
+/* The same with the kernel's default sleep, 20 ms. */
+static void global(struct text *t, unsigned scans, const char *more)
+{
+	global_sleeping(t, scans, 20, more);
 }
 
 static void same_region(struct text *t, const char *name, const char *process, uint64_t pages,
@@ -454,6 +460,34 @@ static void build_few(struct text *t, uint64_t pages)
 {
 	(void)pages;
 	tiny_same(t, FEW_PAGES);
+}
+
+/*
+ * FEW_PAGES pages at rest after shorter and longer sleeps than 20 ms (5 and
+ * 100 ms: about 12 and 104 once rounded up to jiffies): how much of a
+ * batch's cost grows with the sleep before it (the refill term, sim.h),
+ * apart from the batch itself. The validation workloads sleep 10 ms, the
+ * kernel's default is 20.
+ */
+#define FEW_SHORT_SLEEP_MS 5u
+#define FEW_LONG_SLEEP_MS 100u
+
+static void few_after(struct text *t, unsigned sleep_ms)
+{
+	global_sleeping(t, TINY_SCANS, sleep_ms, "");
+	same_region(t, "a", "main", FEW_PAGES, 5);
+}
+
+static void build_few_short(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	few_after(t, FEW_SHORT_SLEEP_MS);
+}
+
+static void build_few_long(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	few_after(t, FEW_LONG_SLEEP_MS);
 }
 
 /* TINY_PAGES same pages in TINY_BATCHES batches a scan, @sleep_ms apart */
@@ -663,6 +697,8 @@ static const struct calib_workload workloads[] = {
 	{ "default-knobs", build_default_knobs, 2, false, 0, 1 },
 	{ "tiny", build_tiny, 2, true, 0, TINY_POOL },
 	{ "few", build_few, 2, true, 0, TINY_POOL },
+	{ "few-short", build_few_short, 2, false, 0, TINY_POOL },
+	{ "few-long", build_few_long, 2, false, 0, TINY_POOL },
 	{ "tiny-batches", build_tiny_batches, 3, false, 0, TINY_POOL },
 	{ "tiny-mms", build_tiny_mms, 2, true, 0, TINY_POOL },
 	{ "tiny-vmas", build_tiny_vmas, 2, true, 0, TINY_POOL },

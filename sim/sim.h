@@ -50,7 +50,8 @@ struct sim;
  * cold_visit_ns more each (a long batch warms up, so a scan of 65536 pages
  * in one batch costs about its visits; 100 pages a batch after 20 ms sleeps,
  * the kernel's defaults, cost a quarter more), and the batch itself and
- * every mm_slot it enters cost batch_ns and mm_slot_ns. A batch that
+ * every mm_slot it enters cost batch_ns and mm_slot_ns, the batch the more
+ * the longer ksmd slept (refill, below). A batch that
  * starts straight after the last (sleep_millisecs 0, no steps between)
  * is busy: no wakeup, nothing cold, busy_batch_ns, busy_scan_ns and
  * busy_mm_slot_ns instead (a full scan of 64 pages cost the kernel 24 us
@@ -90,6 +91,8 @@ struct sim;
 	X(skip, skip_ns, skips, SIM_COST_FIT, "a smart-scan skip, beside its visit")            \
 	X(batch, batch_ns, batches, SIM_COST_FIT,                                            \
 	  "a batch after a sleep or steps: the wakeup, its locks, caches refilled")          \
+	X(refill, refill_ns, refills, SIM_COST_FIT,                                          \
+	  "a thousandth of what a batch after a sleep grows by with the sleep's length")     \
 	X(busy_batch, busy_batch_ns, busy_batches, SIM_COST_FIT,                             \
 	  "a batch straight after the last (sleep_millisecs 0): no wakeup, caches warm")    \
 	X(scan, scan_ns, scans, SIM_COST_FIT, "the start of a full scan in a batch after a sleep") \
@@ -111,6 +114,22 @@ struct sim;
 	X(prune, prune_ns, prune_dups, SIM_COST_KEPT, "a dup looked at by a chain prune")
 
 #define SIM_COLD_VISITS 256u
+
+/*
+ * The longer ksmd sleeps, the more of what it left in the caches is gone
+ * when it wakes: a batch after a sleep of t costs refill_ns times
+ * SIM_REFILL_UNITS (1 - exp(-t / SIM_REFILL_TAU_MS)) beside batch_ns (the
+ * refills counted are those thousandths; the first batch, after ksmd was
+ * idle for long, all SIM_REFILL_UNITS). An 8-page host at rest cost the
+ * kernel about 16, 19, 26, 29 and 31 us a scan with sleep_millisecs 10,
+ * 20, 40, 80 and 160 (2026-12-06, sleeps of 16 to 164 ms once rounded up
+ * to jiffies), which that curve follows with a time constant of 25 ms.
+ * Charged to the scan's start instead (where ksmd drains every CPU's LRU
+ * caches), the fit came out worse: 14 of 21 validation workloads within
+ * 15% at their own knobs, against 19 charged to every batch.
+ */
+#define SIM_REFILL_UNITS 1000u
+#define SIM_REFILL_TAU_MS 25.0
 
 /* How `ksmkit calibrate` obtains a term's cost (the fourth column above). */
 enum sim_cost_source { SIM_COST_FIT, SIM_COST_MICRO, SIM_COST_KEPT };

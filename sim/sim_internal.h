@@ -317,6 +317,8 @@ struct sim {
 	uint64_t batch_visits0;  /* work.visits when the batch in progress began */
 	bool cold;               /* the batch in progress (or the next) follows a sleep
 				  * or a pause: its first visits cost more */
+	uint64_t slept_ns;       /* how long ksmd slept before the next batch: its
+				  * refills (sim.h); UINT64_MAX before the first */
 	uint64_t batch_steps;    /* pages the batch in progress has processed */
 	uint64_t batches;
 	struct sim_work work;    /* what ksmd did, by kind */

@@ -16,6 +16,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 /* --- the mm_slot list --------------------------------------------------- */
@@ -571,11 +572,26 @@ uint64_t sim_ksmd_batch_ended(struct sim *s, uint64_t *ended_ns)
 	return n;
 }
 
+/* The refills (sim.h) of a batch after ksmd slept @slept_ns. */
+static uint64_t refills_after(uint64_t slept_ns)
+{
+	if (slept_ns == UINT64_MAX)
+		return SIM_REFILL_UNITS;
+	return (uint64_t)llround(SIM_REFILL_UNITS *
+				 -expm1(-(double)slept_ns / (SIM_REFILL_TAU_MS * 1e6)));
+}
+
 bool sim_ksmd_batch_begin(struct sim *s)
 {
 	if (!sim_ksmd_runnable(s))
 		return false;
 	s->batch_cost_ns = s->cold ? s->cfg.costs.batch_ns : s->cfg.costs.busy_batch_ns;
+	if (s->cold) {
+		uint64_t refills = refills_after(s->slept_ns);
+
+		s->work.refills += refills;
+		s->batch_cost_ns += (double)refills * s->cfg.costs.refill_ns;
+	}
 	s->batch_steps = 0;
 	s->batch_visits0 = s->work.visits;
 	return true;
@@ -692,7 +708,8 @@ void sim_ksmd_batch_end(struct sim *s, uint64_t *ended_ns)
 	s->now_ns += (uint64_t)s->batch_cost_ns;
 	if (ended_ns)
 		*ended_ns = s->now_ns;
-	s->now_ns += sleep_ns(s, sleep_jiffies);
+	s->slept_ns = sleep_ns(s, sleep_jiffies);
+	s->now_ns += s->slept_ns;
 	if (s->cold)
 		s->work.batches++;
 	else

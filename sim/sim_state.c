@@ -75,6 +75,7 @@ void sim_config_default(struct sim_config *cfg)
 		.thp_split_ns = 20000,
 		.skip_ns = 0,
 		.batch_ns = 17200,
+		.refill_ns = 0,
 		.busy_batch_ns = 220,
 		.scan_ns = 0,
 		.busy_scan_ns = 1620,
@@ -228,6 +229,7 @@ struct sim *sim_new(const struct sim_config *cfg, char *err, size_t errlen)
 		s->knobs.value[WL_KNOB_SMART_SCAN] = 0;
 	s->knobs.run = 0;
 	s->cold = true; /* ksmd's first batch finds nothing in the caches */
+	s->slept_ns = UINT64_MAX;
 	s->scan.mm = SIM_NO_SLOT;
 	s->slot_first = s->slot_last = SIM_NO_SLOT;
 	/* id 0 of every pool means "none" */
@@ -634,6 +636,7 @@ void sim_advance_ns(struct sim *s, uint64_t ns)
 {
 	s->now_ns += ns;
 	s->cold = true;
+	s->slept_ns = ns > UINT64_MAX - s->slept_ns ? UINT64_MAX : s->slept_ns + ns;
 }
 
 void sim_ksmd_cool(struct sim *s)
