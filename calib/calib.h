@@ -8,18 +8,20 @@
  * test-and-clear of a PTE bit; and the ratio of a sampled checksum's time (16
  * words, a cache line each) to a page's, on pages not in the cache, which
  * makes a sampled word's cost that share of checksum_ns, before and after
- * the fit. Then the real ksmd runs calibration workloads (large hosts at
- * rest, unique, volatile in 4 KiB pages and in THPs; tiny hosts in one
- * process, many processes, many mappings and many batches; tiny and
- * medium hosts busy; the default knobs; discards, execs and zero pages: one
- * apart from the others for each fitted term), and the simulator runs the
- * same workloads as far as the kernel went, counting the work of each term
- * of the cost model (SIM_COST_TERMS, sim.h) in every scan; a least-squares fit of ksmd's
- * measured CPU time per scan against those counts, each scan weighed by its
- * own size, gives the SIM_COST_FIT terms with their standard errors, and
- * the rows with a plain sleep give how long a sleep really lasts. The
- * SIM_COST_KEPT terms (a THP split, a smart-scan skip, a chain prune's dup)
- * are isolated by no run and keep their defaults. The calibration
+ * the fit. Then the real ksmd runs calibration workloads, in rounds of one
+ * run each (large hosts at rest, unique, volatile in 4 KiB pages and in
+ * THPs; tiny hosts in one process, many processes, many mappings and many
+ * batches, and after short, default and long sleeps; tiny and medium hosts
+ * busy; the default knobs; discards, execs and zero pages: one apart from
+ * the others for each fitted term), and the simulator runs the same
+ * workloads as far as the kernel went, counting the work of each term of
+ * the cost model (SIM_COST_TERMS, sim.h) in every scan; a least-squares
+ * fit of ksmd's measured CPU time per scan against those counts, each scan
+ * divided by what the model says it measures (relative errors, reweighted
+ * from each fit), gives the SIM_COST_FIT terms with their standard errors,
+ * and the rows with a plain sleep give how long a sleep really lasts. The
+ * SIM_COST_KEPT terms (a THP split, a chain prune's dup) are isolated by
+ * no run and keep their defaults. The calibration
  * workloads are generated here and are not shipped: the shipped workloads
  * stay free to validate the model.
  */
