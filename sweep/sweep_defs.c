@@ -1554,11 +1554,35 @@ static enum cpu_verdict cpu_verdict(const struct sweep_stat *kernel, const struc
 	return CPU_OUT;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median over the workloads of the CPU ratio @ratio, NAN if none. */
+static double median_over_points(const struct sweep_def *d, const struct sweep_point_result *res,
+				 size_t ratio)
+{
+	double v[SWEEP_MAX_POINTS];
+	size_t n = 0;
+
+	for (size_t p = 0; p < d->npoints; p++)
+		if (res[p].ratio[ratio].n && res[p].ratio[ratio].median > 0)
+			v[n++] = res[p].ratio[ratio].median;
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /*
  * One line per verdict for the CPU ratio @ratio (over kernel series
  * @kseries): how many are within the band, which are named because the
  * kernel's own repetitions spread wider than the band (with that spread),
- * and which are out.
+ * and which are out; then the ratios' median over the workloads, which
+ * says whether they moved together (predict_explain).
  */
 static void judge_cpu(const struct sweep_def *d, const struct sweep_point_result *res,
 		      size_t kseries, size_t ratio, const char *what, FILE *out)
@@ -1589,7 +1613,8 @@ static void judge_cpu(const struct sweep_def *d, const struct sweep_point_result
 			first = false;
 		}
 	}
-	fprintf(out, "\n");
+	fprintf(out, "\n  their median over the workloads: %.2f\n",
+		median_over_points(d, res, ratio));
 }
 
 /* Name the validation workloads predict_busy_run() leaves unmeasured, and why. */
@@ -1627,7 +1652,10 @@ static void predict_explain(const struct sweep_def *d, const struct sweep_env *e
 		"scans past the workload's last step: %u, or as many as the model says take\n"
 		"%.0f ms of ksmd's CPU, up to %u). The wall clock at the default knobs is\n"
 		"mostly sleep, which the simulator knows exactly; the CPU ratio is the cost\n"
-		"model's accuracy. Goal: every CPU ratio within 0.85 to 1.15.\n",
+		"model's accuracy. Goal: every CPU ratio within 0.85 to 1.15. A median over\n"
+		"the workloads far from 1 says they moved together: the machine since the\n"
+		"costs were calibrated (ksmd's wakeups here drift by a tenth or more within\n"
+		"minutes), or the model for all alike.\n",
 		PREDICT_BUSY_TAIL, PREDICT_BUSY_CPU_NS / 1e6, PREDICT_BUSY_MAX_TAIL);
 	explain_not_busy(d, env, out);
 	if (res) {

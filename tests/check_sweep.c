@@ -491,6 +491,7 @@ START_TEST(test_predict_verdict)
 		      text);
 	ck_assert_msg(strstr(text, "(max/min): chains 1.30 (2.00);") != NULL, "%s", text);
 	ck_assert_msg(strstr(text, "out: cow-remerge 0.70\n") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "their median over the workloads: 1.10\n") != NULL, "%s", text);
 	ck_assert_msg(strstr(text, "CPU ratio busy") == NULL, "no busy ratio to judge: %s", text);
 	free(text);
 }
