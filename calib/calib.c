@@ -1262,6 +1262,22 @@ int calib_check_fit(const struct calib_options *opt, const struct sim_costs *tru
 	return fit(&src, res, err, errlen);
 }
 
+size_t calib_host_totals(const struct calib_result *res, const char *name, double *measured,
+			 double *modelled)
+{
+	size_t n = 0;
+
+	*measured = *modelled = 0;
+	for (size_t i = 0; i < res->nrows; i++) {
+		if (strcmp(res->row[i].workload, name) != 0)
+			continue;
+		*measured += res->row[i].measured_ns;
+		*modelled += res->row[i].modelled_ns;
+		n++;
+	}
+	return n;
+}
+
 void calib_result_free(struct calib_result *res)
 {
 	free(res->row);

@@ -84,6 +84,15 @@ int calib_run(const struct calib_options *opt, struct calib_result *res, char *e
 	      size_t errlen);
 void calib_result_free(struct calib_result *res);
 
+/*
+ * Over the fit's rows of calibration workload @name: how many (0: none),
+ * and the sums of what ksmd measured and of what the fitted model gives,
+ * ns. Whether the model holds for a host as a whole, where its scans
+ * spread by tens of percent one by one.
+ */
+size_t calib_host_totals(const struct calib_result *res, const char *name, double *measured,
+			 double *modelled);
+
 /* The per-unit microbenchmarks alone (no kernel): fills those fields of @c. */
 void calib_micro(unsigned runs, struct sim_costs *c);
 

@@ -74,6 +74,20 @@ static void print_fit(const struct calib_result *res, FILE *out)
 	fprintf(out, "# largest error %.1f%%\n", res->max_error * 100);
 }
 
+/* Each calibration workload's scans summed: whether the model holds for it as a whole. */
+static void print_hosts(const struct calib_result *res, FILE *out)
+{
+	fprintf(out, "# by calibration workload, its scans summed: modelled / measured\n");
+	for (size_t w = 0; w < calib_workload_count(); w++) {
+		double measured, modelled;
+		size_t n = calib_host_totals(res, calib_workload_name(w), &measured, &modelled);
+
+		if (n && measured > 0)
+			fprintf(out, "# %-18s %4zu scans %6.3f\n", calib_workload_name(w), n,
+				modelled / measured);
+	}
+}
+
 static const struct cli_opt calibrate_options[] = {
 	{ "output", 'o', true, 'o' },
 	{ "pages", 0, true, 'p' },
@@ -155,8 +169,10 @@ int cmd_calibrate(int argc, char **argv)
 	}
 	sim_config_default(&def);
 	print_costs(&def.costs, &res, stdout);
-	if (res.kernel_measured)
+	if (res.kernel_measured) {
 		print_fit(&res, stdout);
+		print_hosts(&res, stdout);
+	}
 	snprintf(comment, sizeof(comment), "%s; %llu pages per calibration workload",
 		 res.kernel_measured ? "microbenchmarks and a fit of the kernel's ksmd CPU time"
 				     : "microbenchmarks only (the kernel part did not run)",

@@ -161,6 +161,16 @@ START_TEST(test_fit_recovers_every_fitted_term)
 		ck_assert(res.term[t].se <= 1e-3 * want);
 	}
 	ck_assert(res.max_error < 1e-3);
+	for (size_t w = 0; w < calib_workload_count(); w++) {
+		double measured, modelled;
+		size_t n = calib_host_totals(&res, calib_workload_name(w), &measured, &modelled);
+
+		ck_assert_msg(n > 0 && measured > 0, "%s: no scan in the fit", calib_workload_name(w));
+		ck_assert_msg(fabs(modelled / measured - 1) < 1e-3, "%s: modelled / measured %g",
+			      calib_workload_name(w), modelled / measured);
+	}
+	ck_assert_uint_eq(calib_host_totals(&res, "no such host", &(double){ 0 }, &(double){ 0 }),
+			  0);
 	calib_result_free(&res);
 }
 END_TEST
