@@ -51,8 +51,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The stat of @v[0..n), NAN entries left out. Sorts @v. */
-static struct sweep_stat reduce(double *v, unsigned n)
+struct sweep_stat sweep_stat_of(double *v, unsigned n)
 {
 	struct sweep_stat st = { NAN, NAN, NAN, 0 };
 	unsigned m = 0;
@@ -120,7 +119,7 @@ static void reduce_point(const struct sweep_def *d, const double *y, unsigned ru
 	for (size_t s = 0; s < d->nseries; s++) {
 		for (unsigned r = 0; r < runs; r++)
 			col[r] = y[r * d->nseries + s];
-		out->series[s] = reduce(col, runs);
+		out->series[s] = sweep_stat_of(col, runs);
 	}
 	/* ratios inside each repetition, then their spread */
 	for (size_t q = 0; q < d->nratios; q++) {
@@ -130,7 +129,7 @@ static void reduce_point(const struct sweep_def *d, const double *y, unsigned ru
 
 			col[r] = b > 0 ? a / b : NAN;
 		}
-		out->ratio[q] = reduce(col, runs);
+		out->ratio[q] = sweep_stat_of(col, runs);
 	}
 	/* ratios above are taken from the full values; what is kept is what is written */
 	for (size_t s = 0; s < d->nseries; s++)

@@ -1554,27 +1554,17 @@ static enum cpu_verdict cpu_verdict(const struct sweep_stat *kernel, const struc
 	return CPU_OUT;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* The median over the workloads of the CPU ratio @ratio, NAN if none. */
 static double median_over_points(const struct sweep_def *d, const struct sweep_point_result *res,
 				 size_t ratio)
 {
 	double v[SWEEP_MAX_POINTS];
-	size_t n = 0;
+	unsigned n = 0;
 
 	for (size_t p = 0; p < d->npoints; p++)
 		if (res[p].ratio[ratio].n && res[p].ratio[ratio].median > 0)
 			v[n++] = res[p].ratio[ratio].median;
-	if (!n)
-		return NAN;
-	qsort(v, n, sizeof(v[0]), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return sweep_stat_of(v, n).median;
 }
 
 /*

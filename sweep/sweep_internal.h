@@ -7,8 +7,13 @@
 
 #include <stddef.h>
 
+#include "sweep.h"
+
 /* Format a message into @err (@errlen bytes; nothing when 0); returns -1. */
 int sweep_fail(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* The min, median and max of @v[0..n), NAN entries left out. Sorts @v. */
+struct sweep_stat sweep_stat_of(double *v, unsigned n);
 
 #endif
