@@ -956,47 +956,42 @@ static int hosts_parse(const struct source *src, struct host **hosts, char *err,
 }
 
 /*
- * The kernel's runs, in rounds: each round runs every calibration workload
- * once, but a pooled one (cw->pool runs a repeat) in every round and the
- * others in every CALIB_POOL_MAX / pool-th, --repeats x CALIB_POOL_MAX
- * rounds in all. Run host by host, a host's runs came minutes apart from
- * the others', and ksmd's cost of a wakeup moves by a quarter within
- * minutes (2026-12-06): the 8-page host after 5 ms sleeps measured more
- * than after 20 ms, the other way round from the same hosts alternated.
- * In rounds the drift falls on every host alike. 1 when the kernel side
- * cannot run here (the reason in res->kernel_skip), -1 on an error.
+ * The kernel's runs go in rounds: every calibration workload once a round,
+ * but a pooled one (cw->pool runs a repeat) in every round and the others
+ * in every CALIB_POOL_MAX / pool-th, so that --repeats x CALIB_POOL_MAX
+ * rounds run each --repeats times. Run host by host, a host's runs came
+ * minutes apart from the others', and ksmd's cost of a wakeup moves by a
+ * quarter within minutes (2026-12-06): the 8-page host after 5 ms sleeps
+ * measured more than after 20 ms, the other way round from the same hosts
+ * alternated. In rounds the drift falls on every host alike.
  */
 #define CALIB_POOL_MAX 4u
 
-static int kernel_rounds(const struct source *src, struct host *h, struct calib_result *res,
-			 char *err, size_t errlen)
+static bool runs_in_round(const struct calib_workload *cw, unsigned k)
 {
-	unsigned rounds = (src->opt->repeats ? src->opt->repeats : 1) * CALIB_POOL_MAX;
+	return k % (CALIB_POOL_MAX / cw->pool) == 0;
+}
+
+/* One kernel run of @h: 0, 1 when the kernel cannot run here (why in @skip), -1. */
+static int kernel_run(const struct calib_options *opt, struct host *h, char *skip,
+		      size_t skiplen, char *err, size_t errlen)
+{
 	struct kb_options kopt;
-	char msg[512], round[64];
+	char msg[512];
+	int status;
 
+	if (h->n == CALIB_MAX_REPEATS)
+		return 0; /* as many as the fit keeps */
 	kb_options_init(&kopt);
-	kopt.force = src->opt->force;
-	for (unsigned k = 0; k < rounds; k++) {
-		snprintf(round, sizeof(round), "kernel runs, round %u of %u", k + 1, rounds);
-		note(src->opt, round);
-		for (size_t i = 0; i < NWORKLOADS; i++) {
-			int status;
-
-			if (k % (CALIB_POOL_MAX / h[i].cw->pool) != 0 || h[i].n == CALIB_MAX_REPEATS)
-				continue;
-			status = kb_run(h[i].wl, &kopt, &h[i].res[h[i].n++], msg, sizeof(msg));
-			if (status == KB_OK)
-				continue;
-			snprintf(res->kernel_skip, sizeof(res->kernel_skip), "%s", msg);
-			if (status == KB_SKIPPED)
-				return 1;
-			snprintf(err, errlen, "calibration workload %s: kernel: %s", h[i].cw->name,
-				 msg);
-			return -1;
-		}
-	}
-	return 0;
+	kopt.force = opt->force;
+	status = kb_run(h->wl, &kopt, &h->res[h->n++], msg, sizeof(msg));
+	if (status == KB_OK)
+		return 0;
+	snprintf(skip, skiplen, "%s", msg);
+	if (status == KB_SKIPPED)
+		return 1;
+	snprintf(err, errlen, "calibration workload %s: kernel: %s", h->cw->name, msg);
+	return -1;
 }
 
 /*
@@ -1191,27 +1186,61 @@ static void explain_singular(const struct system *sys, char *err, size_t errlen)
 		 sys->m);
 }
 
-/* Every calibration workload through @src, then the fit. */
-static int fit(const struct source *src, struct calib_result *res, char *err, size_t errlen)
+/*
+ * A calibration in progress: the calibration workloads parsed, the kernel's
+ * runs so far (none when the simulator stands in for the kernel), and the
+ * costs the fit starts from and keeps for what it does not solve for.
+ */
+struct calib_session {
+	struct calib_options opt; /* the caller's, which src.opt points to */
+	struct source src;
+	struct host *hosts;
+	struct sim_costs start;
+	unsigned round; /* the kernel runs' schedule: the round it is in, */
+	size_t next;    /* and the calibration workload it looks at next */
+};
+
+static int session_open(const struct source *src, const struct sim_costs *start,
+			struct calib_session **out, char *err, size_t errlen)
 {
+	struct calib_session *s = calloc(1, sizeof(*s));
+
+	*out = s;
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	s->opt = *src->opt;
+	s->src = *src;
+	s->src.opt = &s->opt;
+	s->start = *start;
+	if (hosts_parse(&s->src, &s->hosts, err, errlen) != 0) {
+		calib_session_close(s);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Every calibration workload's equations from the runs so far, then the fit. */
+static int session_fit(struct calib_session *s, struct calib_result *res, char *err,
+		       size_t errlen)
+{
+	const struct source *src = &s->src;
 	struct system *sys = calloc(1, sizeof(*sys));
 	double x[SIM_TERM_COUNT], se[SIM_TERM_COUNT];
-	struct host *hosts = NULL;
 	int rc = -1;
 
+	memset(res, 0, sizeof(*res));
+	res->costs = s->start;
 	if (!sys) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	fitted_terms(&sys->u);
 	sys->noise = src->noise;
-	if (hosts_parse(src, &hosts, err, errlen) != 0)
-		goto out;
-	if (!src->truth && (rc = kernel_rounds(src, hosts, res, err, errlen)) != 0)
-		goto out; /* rc > 0: the kernel side cannot run here */
-	rc = -1;
 	for (size_t i = 0; i < NWORKLOADS; i++)
-		if (host_equations(src, &hosts[i], sys, res, err, errlen) != 0)
+		if (host_equations(src, &s->hosts[i], sys, res, err, errlen) != 0)
 			goto out;
 	if (solve_reweighted(sys, &res->costs, x, se) != 0) {
 		explain_singular(sys, err, errlen);
@@ -1227,39 +1256,144 @@ static int fit(const struct source *src, struct calib_result *res, char *err, si
 	if (rc != 0)
 		snprintf(err, errlen, "out of memory");
 out:
-	hosts_free(hosts, NWORKLOADS);
 	free(sys);
 	return rc;
+}
+
+int calib_session_open(const struct calib_options *opt, struct calib_session **s, char *err,
+		       size_t errlen)
+{
+	struct source src = { NULL, opt, 0 };
+	struct sim_config cfg;
+
+	sim_config_default(&cfg);
+	note(opt, "userspace microbenchmarks");
+	calib_micro(opt->runs, &cfg.costs);
+	return session_open(&src, &cfg.costs, s, err, errlen);
+}
+
+int calib_session_round(struct calib_session *s, char *skip, size_t skiplen, char *err,
+			size_t errlen)
+{
+	for (; s->next < NWORKLOADS; s->next++) {
+		struct host *h = &s->hosts[s->next];
+		int rc;
+
+		if (runs_in_round(h->cw, s->round) &&
+		    (rc = kernel_run(&s->opt, h, skip, skiplen, err, errlen)) != 0)
+			return rc;
+	}
+	s->next = 0;
+	s->round++;
+	return 0;
+}
+
+int calib_session_step(struct calib_session *s, char *skip, size_t skiplen, char *err,
+		       size_t errlen)
+{
+	for (;;) {
+		struct host *h;
+
+		if (s->next == NWORKLOADS) {
+			s->next = 0;
+			s->round++;
+		}
+		h = &s->hosts[s->next++];
+		if (runs_in_round(h->cw, s->round))
+			return kernel_run(&s->opt, h, skip, skiplen, err, errlen);
+	}
+}
+
+size_t calib_session_runs_in(unsigned rounds)
+{
+	size_t n = 0;
+
+	for (unsigned k = 0; k < rounds; k++)
+		for (size_t i = 0; i < NWORKLOADS; i++)
+			n += runs_in_round(&workloads[i], k);
+	return n;
+}
+
+size_t calib_session_runs(const struct calib_session *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < NWORKLOADS; i++)
+		n += s->hosts[i].n;
+	return n;
+}
+
+int calib_session_fit(struct calib_session *s, struct calib_result *res, char *err,
+		      size_t errlen)
+{
+	if (!calib_session_runs(s)) {
+		memset(res, 0, sizeof(*res));
+		snprintf(err, errlen, "no calibration round has run on the kernel");
+		return -1;
+	}
+	return session_fit(s, res, err, errlen);
+}
+
+void calib_session_close(struct calib_session *s)
+{
+	if (!s)
+		return;
+	hosts_free(s->hosts, NWORKLOADS);
+	free(s);
 }
 
 int calib_run(const struct calib_options *opt, struct calib_result *res, char *err,
 	      size_t errlen)
 {
-	struct source src = { NULL, opt, 0 };
-	struct sim_config cfg;
+	unsigned rounds = (opt->repeats ? opt->repeats : 1) * CALIB_POOL_MAX;
+	struct calib_session *s = NULL;
+	char line[64];
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	sim_config_default(&cfg);
-	res->costs = cfg.costs;
-	note(opt, "userspace microbenchmarks");
-	calib_micro(opt->runs, &res->costs);
 	if (!opt->kernel) {
+		struct sim_config cfg;
+
+		sim_config_default(&cfg);
+		res->costs = cfg.costs;
+		note(opt, "userspace microbenchmarks");
+		calib_micro(opt->runs, &res->costs);
 		snprintf(res->kernel_skip, sizeof(res->kernel_skip), "not asked for");
 		return 0;
 	}
-	rc = fit(&src, res, err, errlen);
-	return rc > 0 ? 0 : rc; /* the kernel part cannot run here: microbenchmarks only */
+	if (calib_session_open(opt, &s, err, errlen) != 0)
+		return -1;
+	for (unsigned k = 0; k < rounds; k++) {
+		snprintf(line, sizeof(line), "kernel runs, round %u of %u", k + 1, rounds);
+		note(opt, line);
+		rc = calib_session_round(s, res->kernel_skip, sizeof(res->kernel_skip), err, errlen);
+		if (rc > 0) { /* the kernel part cannot run here: microbenchmarks only */
+			res->costs = s->start;
+			calib_session_close(s);
+			return 0;
+		}
+		if (rc < 0)
+			goto out;
+	}
+	rc = session_fit(s, res, err, errlen);
+out:
+	calib_session_close(s);
+	return rc;
 }
 
 int calib_check_fit(const struct calib_options *opt, const struct sim_costs *truth,
 		    double noise, struct calib_result *res, char *err, size_t errlen)
 {
 	struct source src = { truth, opt, noise };
+	struct calib_session *s = NULL;
+	int rc;
 
-	memset(res, 0, sizeof(*res));
-	res->costs = *truth; /* what the fit does not solve for is known: the truth's */
-	return fit(&src, res, err, errlen);
+	/* what the fit does not solve for is known: the truth's */
+	if (session_open(&src, truth, &s, err, errlen) != 0)
+		return -1;
+	rc = session_fit(s, res, err, errlen);
+	calib_session_close(s);
+	return rc;
 }
 
 size_t calib_host_totals(const struct calib_result *res, const char *name, double *measured,

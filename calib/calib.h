@@ -93,6 +93,36 @@ void calib_result_free(struct calib_result *res);
 size_t calib_host_totals(const struct calib_result *res, const char *name, double *measured,
 			 double *modelled);
 
+/*
+ * A calibration spread over someone else's time: the same microbenchmarks,
+ * calibration workloads and fit as calib_run, with the kernel's runs made
+ * when the caller wants them, between its own measurements (ksmkit sweep
+ * predict --calibrate spreads them over its rounds, a few before each of
+ * its own runs, so that the fit and what it is checked against see the
+ * machine in the same minutes).
+ *
+ * Open runs the microbenchmarks and parses the workloads (no kernel yet):
+ * 0, or -1 with a message. The kernel's runs follow calib_run's schedule of
+ * rounds: round runs the rest of the current round, step the next run of
+ * it alone; each returns 0, 1 when the kernel cannot run here (the reason
+ * in @skip), or -1 with a message in @err. runs_in says how many runs that
+ * many rounds hold, runs how many ran. Fit may be called after any run, and
+ * again after more: 0, or -1 with a message (no run yet, or a singular
+ * system). Close frees it all.
+ */
+struct calib_session;
+int calib_session_open(const struct calib_options *opt, struct calib_session **s, char *err,
+		       size_t errlen);
+int calib_session_round(struct calib_session *s, char *skip, size_t skiplen, char *err,
+			size_t errlen);
+int calib_session_step(struct calib_session *s, char *skip, size_t skiplen, char *err,
+		       size_t errlen);
+size_t calib_session_runs_in(unsigned rounds);
+size_t calib_session_runs(const struct calib_session *s);
+int calib_session_fit(struct calib_session *s, struct calib_result *res, char *err,
+		      size_t errlen);
+void calib_session_close(struct calib_session *s);
+
 /* The per-unit microbenchmarks alone (no kernel): fills those fields of @c. */
 void calib_micro(unsigned runs, struct sim_costs *c);
 

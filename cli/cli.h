@@ -78,6 +78,18 @@ int cmd_vms(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
 
 /*
+ * What ksmkit calibrate prints of a calibration (cmd_calibrate.c), for
+ * sweep predict --calibrate too: every cost, default and measured, then the
+ * fit's rows and each calibration workload's modelled / measured; and its
+ * costs written to @path as a cost file with @comment (0, or -1 reported
+ * as @cmd's error).
+ */
+struct calib_result;
+void cli_calib_report(const struct calib_result *res, FILE *out);
+int cli_calib_write_costs(const char *cmd, const struct calib_result *res, const char *comment,
+			  const char *path);
+
+/*
  * cmd_capture.c, for another command (estimate): capture the processes
  * @pids (@npids, at most 64) or the command @command (argv, NULL-ended)
  * into @output, tokens only, every @every_ns, for @duration_ns (0: until

@@ -88,6 +88,28 @@ static void print_hosts(const struct calib_result *res, FILE *out)
 	}
 }
 
+void cli_calib_report(const struct calib_result *res, FILE *out)
+{
+	struct sim_config def;
+
+	sim_config_default(&def);
+	print_costs(&def.costs, res, out);
+	if (res->kernel_measured) {
+		print_fit(res, out);
+		print_hosts(res, out);
+	}
+}
+
+int cli_calib_write_costs(const char *cmd, const struct calib_result *res, const char *comment,
+			  const char *path)
+{
+	FILE *f = cli_output_open(cmd, path);
+
+	if (f)
+		sim_costs_write(&res->costs, comment, f);
+	return cli_output_close(cmd, f, path) == CLI_OK ? 0 : -1;
+}
+
 static const struct cli_opt calibrate_options[] = {
 	{ "output", 'o', true, 'o' },
 	{ "pages", 0, true, 'p' },
@@ -152,11 +174,9 @@ int cmd_calibrate(int argc, char **argv)
 {
 	struct calib_options opt;
 	struct calib_result res;
-	struct sim_config def;
 	const char *output = "ksmkit-costs.ini";
 	bool quiet = false;
 	char err[512], comment[512];
-	FILE *f;
 
 	calib_options_init(&opt);
 	if (parse_args(argc, argv, &opt, &output, &quiet) != 0)
@@ -167,19 +187,12 @@ int cmd_calibrate(int argc, char **argv)
 		cli_error("calibrate: %s", err);
 		return CLI_FAILED;
 	}
-	sim_config_default(&def);
-	print_costs(&def.costs, &res, stdout);
-	if (res.kernel_measured) {
-		print_fit(&res, stdout);
-		print_hosts(&res, stdout);
-	}
+	cli_calib_report(&res, stdout);
 	snprintf(comment, sizeof(comment), "%s; %llu pages per calibration workload",
 		 res.kernel_measured ? "microbenchmarks and a fit of the kernel's ksmd CPU time"
 				     : "microbenchmarks only (the kernel part did not run)",
 		 (unsigned long long)opt.pages);
-	if ((f = cli_output_open("calibrate", output)))
-		sim_costs_write(&res.costs, comment, f);
-	if (cli_output_close("calibrate", f, output) != CLI_OK) {
+	if (cli_calib_write_costs("calibrate", &res, comment, output) != 0) {
 		calib_result_free(&res);
 		return CLI_FAILED;
 	}

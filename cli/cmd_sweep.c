@@ -16,6 +16,7 @@
 #include "cli_jobs.h"
 #include "cli_output.h"
 #include "cli_sim.h"
+#include "calib.h"
 #include "guest.h"
 #include "sweep.h"
 
@@ -41,19 +42,25 @@ struct sweep_args {
 	long series;            /* with --print-workload */
 	double scale;
 	bool sim_only, no_guest, force, quiet, emit_jobs, list;
+	bool calibrate;         /* predict --calibrate: fit the costs in its rounds */
 	char **collect;         /* --collect FILE...: the remaining arguments */
 	int ncollect;
 };
 
 /* ---- options ------------------------------------------------------------------ */
 
-/* The files the results of sweep @d go to in @dir (SWEEP_OUTPUTS of them). */
-#define SWEEP_OUTPUTS 5
+/*
+ * The files the results of sweep @d go to in @dir (SWEEP_OUTPUTS of them):
+ * the last two only with predict --calibrate, its fitted costs and the fit's
+ * report as ksmkit calibrate prints it.
+ */
+#define SWEEP_OUTPUTS 7
+enum { SWEEP_OUT_COSTS = 5, SWEEP_OUT_CALIBRATE = 6 };
 static void result_paths(const char *dir, const struct sweep_def *d,
 			 char path[SWEEP_OUTPUTS][4096])
 {
 	static const char *const suffix[SWEEP_OUTPUTS] = { ".csv", "-ratios.csv", ".png", ".svg",
-							    ".txt" };
+							    ".txt", "-costs.ini", "-calibrate.txt" };
 
 	for (int i = 0; i < SWEEP_OUTPUTS; i++)
 		snprintf(path[i], 4096, "%s/%s%s", dir, d->name, suffix[i]);
@@ -122,6 +129,7 @@ static const struct cli_opt sweep_options[] = {
 	{ "series", 0, true, 'e' },
 	{ "list", 0, false, 'l' },
 	{ "quiet", 'q', false, 'q' },
+	{ "calibrate", 0, false, 'K' },
 	{ NULL, 0, false, 0 },
 };
 
@@ -137,6 +145,8 @@ static const struct cli_rule sweep_rules[] = {
 	{ CLI_EXCLUDES, "point output", "a point's rows go to standard output", 0, 0, NULL },
 	{ CLI_EXCLUDES, "emit-jobs output", "the jobs print their rows (--collect writes DIR)",
 	  0, 0, NULL },
+	{ CLI_EXCLUDES, "calibrate costs sim-only point emit-jobs collect print-workload",
+	  "it fits the costs on this kernel between the sweep's own rounds", 0, 0, NULL },
 	{ CLI_OPERANDS, "collect", NULL, 2, -1, "a sweep's name, then the files to collect" },
 	{ 0, NULL, NULL, 0, 0, NULL },
 };
@@ -183,6 +193,7 @@ static int take_option(struct sweep_args *a, int c, const char *value)
 	case 'k': a->ksmkit = value; break;
 	case 'l': a->list = true; break;
 	case 'q': a->quiet = true; break;
+	case 'K': a->calibrate = true; break;
 	}
 	return 0;
 }
@@ -215,6 +226,11 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
 	}
 	if (strcmp(a->name, "all") != 0 && !sweep_find(a->name)) {
 		cli_error("sweep: no sweep '%s' (ksmkit sweep --list)", a->name);
+		return -1;
+	}
+	if (a->calibrate && strcmp(a->name, "predict") != 0) {
+		cli_error("sweep: --calibrate is for predict only (the sweep that judges the "
+			  "costs), not '%s'", a->name);
 		return -1;
 	}
 	return check_outputs(a);
@@ -433,6 +449,28 @@ static int finish(const struct sweep_args *a, const struct sweep_def *d,
 	return CLI_OK;
 }
 
+/* predict --calibrate: the costs it fitted, and calibrate's report of the fit. */
+static int save_fit(const struct sweep_args *a, const struct sweep_def *d,
+		    const struct sweep_env *env)
+{
+	const struct calib_result *res = sweep_fit_result(env->fit);
+	char path[SWEEP_OUTPUTS][4096], comment[256];
+	FILE *f;
+
+	result_paths(a->dir, d, path);
+	snprintf(comment, sizeof(comment),
+		 "ksmkit sweep %s --calibrate: microbenchmarks and a fit of the kernel's ksmd CPU "
+		 "time in %zu calibration runs spread over the sweep's %u rounds",
+		 d->name, sweep_fit_runs(env->fit), a->runs);
+	if (cli_calib_write_costs("sweep", res, comment, path[SWEEP_OUT_COSTS]) != 0)
+		return -1;
+	if (!(f = cli_output_open("sweep", path[SWEEP_OUT_CALIBRATE])))
+		return -1;
+	fprintf(f, "# %s\n", comment);
+	cli_calib_report(res, f);
+	return cli_output_close("sweep", f, path[SWEEP_OUT_CALIBRATE]) == CLI_OK ? 0 : -1;
+}
+
 static int run_sweep(const struct sweep_args *a, const struct sweep_def *d,
 		     const struct sweep_env *env)
 {
@@ -456,7 +494,10 @@ static int run_sweep(const struct sweep_args *a, const struct sweep_def *d,
 	}
 	if (tty && !a->quiet)
 		fputc('\n', stderr);
-	return finish(a, d, env, res);
+	rc = finish(a, d, env, res); /* makes the directory */
+	if (rc == CLI_OK && sweep_fit_result(env->fit) && save_fit(a, d, env) != 0)
+		return CLI_FAILED;
+	return rc;
 }
 
 static int collect(const struct sweep_args *a, const struct sweep_env *env)
@@ -506,6 +547,41 @@ static int print_workload(const struct sweep_args *a, const struct sweep_env *en
 	return CLI_OK;
 }
 
+static void print_note(const char *line, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "%s\n", line);
+}
+
+/*
+ * predict --calibrate: the calibration's microbenchmarks, then the sweep
+ * with the calibration's kernel rounds between its own (sweep_fit_new).
+ */
+static int run_calibrated(const struct sweep_args *a, struct sweep_env *env)
+{
+	struct calib_options opt;
+	char why[256], err[512];
+	int rc;
+
+	if (!env->kernel) {
+		kernel_usable(why, sizeof(why));
+		cli_error("sweep: --calibrate measures this kernel's ksmd, and cannot here: %s",
+			  a->sim_only ? "--sim-only" : why);
+		return CLI_SKIPPED;
+	}
+	calib_options_init(&opt);
+	opt.force = a->force;
+	opt.note = a->quiet ? NULL : print_note;
+	if (sweep_fit_new(&opt, &env->fit, err, sizeof(err)) != 0) {
+		cli_error("sweep: calibration: %s", err);
+		return CLI_FAILED;
+	}
+	rc = run_sweep(a, sweep_find(a->name), env);
+	sweep_fit_free(env->fit);
+	env->fit = NULL;
+	return rc;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
 	struct sweep_args a;
@@ -521,6 +597,8 @@ int cmd_sweep(int argc, char **argv)
 	}
 	if (make_env(&a, &env, &costs) != 0)
 		return CLI_USAGE;
+	if (a.calibrate)
+		return run_calibrated(&a, &env);
 	if (a.print_workload >= 0)
 		return print_workload(&a, &env);
 	if (a.point >= 0)

@@ -163,10 +163,15 @@ static int measure(const struct sweep_def *d, size_t first, size_t n, unsigned r
 
 			if (progress)
 				progress(d, first + i, r, runs, arg);
+			if (d->before_run &&
+			    d->before_run(d, env, first + i, r, runs, err, errlen) != 0)
+				goto out;
 			if (run_repetition(d, first + i, r, env, mine, &mine[r * row], err,
 					   errlen) != 0)
 				goto out;
 		}
+	if (d->rounds_done && d->rounds_done(d, env, first, n, runs, y, err, errlen) != 0)
+		goto out;
 	for (size_t i = 0; i < n; i++)
 		reduce_point(d, &y[i * point_rows], runs, col, &res[i]);
 	rc = 0;

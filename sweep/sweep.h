@@ -53,6 +53,8 @@ struct sweep_ratio {
 	int num, den;
 };
 
+struct sweep_fit; /* sweep_fit_new, below */
+
 /* What a run needs from outside: which engines, the costs, a scale. */
 struct sweep_env {
 	bool kernel;                    /* measure the kernel series (root, KSM) */
@@ -64,6 +66,8 @@ struct sweep_env {
 					   guest series */
 	uint64_t mem_available;         /* simulator runs are admitted (sim_admit)
 					   against this many bytes; 0: not checked */
+	struct sweep_fit *fit;          /* predict: costs fitted in its own rounds
+					   (sweep_fit_new), or NULL */
 };
 
 struct sweep_def;
@@ -90,6 +94,22 @@ struct sweep_point_result;
 typedef void (*sweep_explain_fn)(const struct sweep_def *d, const struct sweep_env *env,
 				 const struct sweep_point_result *res, FILE *out);
 
+/*
+ * Before the run of point @point in round @round of @runs (sweep_rounds;
+ * sweep_point's repetitions are its rounds): 0, or -1 with a message.
+ */
+typedef int (*sweep_before_run_fn)(const struct sweep_def *d, const struct sweep_env *env,
+				   size_t point, unsigned round, unsigned runs, char *err,
+				   size_t errlen);
+/*
+ * After the last round, before the points are reduced: may rewrite what
+ * was measured of points [@first, @first + @n), @runs rows of d->nseries
+ * values each, a point after the other, in @y. 0, or -1 with a message.
+ */
+typedef int (*sweep_rounds_done_fn)(const struct sweep_def *d, const struct sweep_env *env,
+				    size_t first, size_t n, unsigned runs, double *y, char *err,
+				    size_t errlen);
+
 struct sweep_def {
 	const char *name;     /* "volatile" */
 	const char *summary;  /* one line for --list */
@@ -110,6 +130,8 @@ struct sweep_def {
 				 repetition only, its value standing for all */
 	bool rounds;          /* a whole sweep repeats in rounds over every
 				 point (sweep_rounds), not point by point */
+	sweep_before_run_fn before_run;    /* may be NULL */
+	sweep_rounds_done_fn rounds_done;  /* may be NULL */
 };
 
 /*
@@ -168,6 +190,24 @@ int sweep_point(const struct sweep_def *d, size_t point, unsigned runs,
 int sweep_rounds(const struct sweep_def *d, unsigned runs, const struct sweep_env *env,
 		 sweep_progress_fn progress, void *arg, struct sweep_point_result *res, char *err,
 		 size_t errlen);
+
+/*
+ * sweep predict --calibrate: a calibration of this machine (calib.h) whose
+ * kernel rounds run between the sweep's own, and the simulator's series
+ * recomputed with its fit when the last round is over, so that the fit and
+ * the kernel runs it is judged against see the machine in the same
+ * minutes (its ksmd costs drift by tens of percent within minutes here).
+ * New runs the microbenchmarks and copies @opt: 0, or -1 with a message.
+ * The result is the fit of the last sweep run with it, or NULL before one.
+ */
+struct calib_options;
+struct calib_result;
+int sweep_fit_new(const struct calib_options *opt, struct sweep_fit **f, char *err,
+		  size_t errlen);
+const struct calib_result *sweep_fit_result(const struct sweep_fit *f);
+/* Kernel runs of the calibration workloads made so far. */
+size_t sweep_fit_runs(const struct sweep_fit *f);
+void sweep_fit_free(struct sweep_fit *f);
 
 /* The name a ratio's rows carry: "ratio: A / B". */
 void sweep_ratio_name(const struct sweep_def *d, size_t ratio, char *buf, size_t len);

@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "calib.h"
 #include "compare.h"
 #include "guest.h"
 #include "sim_driver.h"
@@ -1382,6 +1383,37 @@ static bool busy_comparable(const struct workload *wl)
 }
 
 /*
+ * predict --calibrate (sweep.h): the calibration session, the round the
+ * sweep is in, and the window each busy kernel run was measured over, by
+ * point and round, which the simulator's busy series are measured over
+ * again with the fitted costs.
+ */
+struct busy_window {
+	uint64_t from, to, stop; /* stop: the simulator's stop_scans (0: not by scans) */
+	bool kept;
+};
+
+struct sweep_fit {
+	struct calib_options opt;
+	struct calib_session *session;
+	struct calib_result result;
+	bool fitted;
+	unsigned round, runs;
+	struct busy_window *busy; /* [point * runs + round] */
+};
+
+static void keep_busy_window(struct sweep_fit *f, size_t point, uint64_t from, uint64_t to,
+			     const struct workload *wl)
+{
+	struct busy_window *w;
+
+	if (!f || !f->busy || f->round >= f->runs)
+		return;
+	w = &f->busy[point * f->runs + f->round];
+	*w = (struct busy_window){ from, to, wl->stop == WL_STOP_SCANS ? wl->stop_scans : 0, true };
+}
+
+/*
  * The busy variant on both engines over the same scans. With no sleep, ksmd
  * finishes tens or hundreds of full scans before the runner reads the
  * counters again, so the kernel's trace has a row at scan 0 and a few far
@@ -1435,6 +1467,7 @@ static int predict_busy_run(const struct sweep_def *d, size_t point, const struc
 	kb_result_free(&res);
 	if (wl->stop == WL_STOP_SCANS && to > wl->stop_scans)
 		wl->stop_scans = to;
+	keep_busy_window(env->fit, point, from, to, wl);
 	if (sim_trace(wl, env, &st, NULL, err, errlen) != 0)
 		goto out;
 	sv = window_speeds(st, from, to);
@@ -1531,6 +1564,192 @@ static int predict_run(const struct sweep_def *d, size_t point, const struct swe
 		}
 	}
 	return 0;
+}
+
+/*
+ * The calibration's kernel runs in predict's: as many as calibrate's 12
+ * rounds hold (its default --repeats 3: each pooled calibration workload
+ * 12 times, the others 3), spread evenly over the sweep's runs, a few
+ * before each. ksmd's costs here move together by tens of percent within
+ * a minute (a validation workload and the 8-page host alternated 40 times,
+ * 2026-12-06: correlation 0.3 to 0.6), so the calibration's runs go where
+ * the validation runs go, not in blocks of their own: run a round of them
+ * before each of predict's rounds, and the fit saw 1.0 of what calibrate
+ * had seen that morning while the validation workloads measured 0.75-0.97
+ * of it, own knobs 8 of 21 within the band.
+ */
+#define PREDICT_CALIB_ROUNDS 12u
+
+static int predict_before_run(const struct sweep_def *d, const struct sweep_env *env,
+			      size_t point, unsigned round, unsigned runs, char *err,
+			      size_t errlen)
+{
+	struct sweep_fit *f = env->fit;
+	size_t total = calib_session_runs_in(PREDICT_CALIB_ROUNDS);
+	size_t slots = d->npoints * (size_t)runs, slot = (size_t)round * d->npoints + point;
+	size_t due = total * (slot + 1) / slots;
+	char skip[512], line[96];
+
+	if (!f || !env->kernel)
+		return 0;
+	if (!f->busy || f->runs != runs) {
+		free(f->busy);
+		f->busy = calloc(d->npoints * (size_t)runs, sizeof(*f->busy));
+		if (!f->busy)
+			return sweep_fail(err, errlen, "out of memory");
+		f->runs = runs;
+	}
+	f->round = round;
+	for (size_t done = calib_session_runs(f->session); done < due; done++) {
+		int rc;
+
+		if (f->opt.note && done % 10 == 0) {
+			snprintf(line, sizeof(line), "calibrate: kernel run %zu of %zu", done + 1,
+				 total);
+			f->opt.note(line, f->opt.note_arg);
+		}
+		rc = calib_session_step(f->session, skip, sizeof(skip), err, errlen);
+		if (rc > 0)
+			return sweep_fail(err, errlen, "calibration: kernel: %s", skip);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The simulator's own-knob series of @point at @env's costs, into every round of @y. */
+static int recost_own(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+		      unsigned runs, double *y, char *err, size_t errlen)
+{
+	bool want[PREDICT_SERIES] = { [PREDICT_SIM_WALL] = true, [PREDICT_SIM_CPU] = true };
+	double v[PREDICT_SERIES];
+
+	for (size_t s = 0; s < PREDICT_SERIES; s++)
+		v[s] = NAN;
+	if (predict_run(d, point, env, want, v, err, errlen) != 0)
+		return -1;
+	for (unsigned r = 0; r < runs; r++) {
+		y[r * PREDICT_SERIES + PREDICT_SIM_WALL] = v[PREDICT_SIM_WALL];
+		y[r * PREDICT_SERIES + PREDICT_SIM_CPU] = v[PREDICT_SIM_CPU];
+	}
+	return 0;
+}
+
+/*
+ * The simulator's busy series of @point at @env's costs, over the window
+ * each round's kernel run was measured over: one simulator run, as long as
+ * the longest of the rounds' (the simulator does the same scans whatever
+ * comes after them).
+ */
+static int recost_busy(const struct sweep_def *d, size_t point, const struct sweep_env *env,
+		       const struct busy_window *w, unsigned runs, double *y, char *err,
+		       size_t errlen)
+{
+	struct workload *wl = NULL;
+	struct trace *st = NULL;
+	uint64_t stop = 0;
+	bool any = false;
+	int rc = -1;
+
+	for (unsigned r = 0; r < runs; r++) {
+		any |= w[r].kept;
+		stop = w[r].kept && w[r].stop > stop ? w[r].stop : stop;
+	}
+	if (!any)
+		return 0;
+	if (load(d, point, PREDICT_KERNEL_BUSY_WALL, env, &wl, err, errlen) != 0)
+		return -1;
+	if (stop && wl->stop == WL_STOP_SCANS)
+		wl->stop_scans = stop;
+	if (sim_trace(wl, env, &st, NULL, err, errlen) != 0)
+		goto out;
+	for (unsigned r = 0; r < runs; r++) {
+		struct speeds sv;
+
+		if (!w[r].kept)
+			continue;
+		sv = window_speeds(st, w[r].from, w[r].to);
+		y[r * PREDICT_SERIES + PREDICT_SIM_BUSY_WALL] = sv.wall;
+		y[r * PREDICT_SERIES + PREDICT_SIM_BUSY_CPU] = cpu_ms_per_mib(sv.per_cpu);
+	}
+	rc = 0;
+out:
+	trace_free(st);
+	wl_free(wl);
+	return rc;
+}
+
+/*
+ * The last round over: the fit from every calibration round, and the
+ * simulator's series again at its costs. The simulator's CPU time is its
+ * work by the cost of each term, and its work does not depend on the
+ * costs, so this is the same as having run it with them from the start.
+ */
+static int predict_rounds_done(const struct sweep_def *d, const struct sweep_env *env,
+			       size_t first, size_t n, unsigned runs, double *y, char *err,
+			       size_t errlen)
+{
+	struct sweep_fit *f = env->fit;
+	struct sweep_env fitted;
+
+	if (!f || !env->kernel)
+		return 0;
+	if (f->fitted)
+		calib_result_free(&f->result);
+	f->fitted = false;
+	if (calib_session_fit(f->session, &f->result, err, errlen) != 0)
+		return -1;
+	f->fitted = true;
+	fitted = *env;
+	fitted.costs = &f->result.costs;
+	fitted.kernel = false; /* the simulator's series alone */
+	for (size_t i = 0; i < n; i++) {
+		double *rows = &y[i * runs * PREDICT_SERIES];
+
+		if (recost_own(d, first + i, &fitted, runs, rows, err, errlen) != 0 ||
+		    recost_busy(d, first + i, &fitted, &f->busy[(first + i) * runs], runs, rows,
+				err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int sweep_fit_new(const struct calib_options *opt, struct sweep_fit **out, char *err,
+		  size_t errlen)
+{
+	struct sweep_fit *f = calloc(1, sizeof(*f));
+
+	*out = f;
+	if (!f)
+		return sweep_fail(err, errlen, "out of memory");
+	f->opt = *opt;
+	if (calib_session_open(&f->opt, &f->session, err, errlen) != 0) {
+		sweep_fit_free(f);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+const struct calib_result *sweep_fit_result(const struct sweep_fit *f)
+{
+	return f && f->fitted ? &f->result : NULL;
+}
+
+size_t sweep_fit_runs(const struct sweep_fit *f)
+{
+	return f ? calib_session_runs(f->session) : 0;
+}
+
+void sweep_fit_free(struct sweep_fit *f)
+{
+	if (!f)
+		return;
+	if (f->fitted)
+		calib_result_free(&f->result);
+	calib_session_close(f->session);
+	free(f->busy);
+	free(f);
 }
 
 /*
@@ -1632,6 +1851,21 @@ static void explain_not_busy(const struct sweep_def *d, const struct sweep_env *
 		     "none, and its CPU per MiB scanned has nothing to divide by: '-'.\n");
 }
 
+/* With --calibrate: where the simulator's costs came from. */
+static void explain_fit(const struct sweep_env *env, FILE *out)
+{
+	const struct calib_result *res = sweep_fit_result(env->fit);
+
+	if (!res)
+		return;
+	fprintf(out,
+		"The simulator's costs: fitted (--calibrate) from %zu kernel runs of the\n"
+		"calibration workloads spread between this sweep's own, %zu scans, largest\n"
+		"error of a scan %.0f%%; the costs and calibrate's report of the fit are in\n"
+		"predict-costs.ini and predict-calibrate.txt beside these results.\n",
+		sweep_fit_runs(env->fit), res->nrows, res->max_error * 100);
+}
+
 static void predict_explain(const struct sweep_def *d, const struct sweep_env *env,
 			    const struct sweep_point_result *res, FILE *out)
 {
@@ -1647,6 +1881,7 @@ static void predict_explain(const struct sweep_def *d, const struct sweep_env *e
 		"costs were calibrated (ksmd's wakeups here drift by a tenth or more within\n"
 		"minutes), or the model for all alike.\n",
 		PREDICT_BUSY_TAIL, PREDICT_BUSY_CPU_NS / 1e6, PREDICT_BUSY_MAX_TAIL);
+	explain_fit(env, out);
 	explain_not_busy(d, env, out);
 	if (res) {
 		judge_cpu(d, res, PREDICT_KERNEL_CPU, 1, "own knobs", out);
@@ -1894,61 +2129,62 @@ static const struct sweep_def sweeps[] = {
 	  "Predicted vs measured scan speed and ksmd CPU on the validation workloads", "workload",
 	  "wall: MiB scanned per second; cpu: ms of ksmd CPU per MiB", false, true, workload_x,
 	  N(predict_names), predict_names, predict_series, N(predict_series), predict_ratios,
-	  N(predict_ratios), predict_text, predict_run, predict_explain, false, true },
+	  N(predict_ratios), predict_text, predict_run, predict_explain, false, true,
+	  predict_before_run, predict_rounds_done },
 	{ "smart-scan", "each smart_scan_policy's ksmd CPU, visits and merges on the workloads",
 	  "ksmd CPU per full scan under each smart_scan_policy (validation workloads, "
 	  "smart-scan-mixed)",
 	  "workload", "ksmd CPU per full scan, us (the cost model)", false, true, workload_x,
 	  N(smart_scan_names), smart_scan_names, smart_scan_series, N(smart_scan_series),
 	  smart_scan_ratio_all + 1, N(smart_scan_ratio_all) - 1, smart_scan_text,
-	  smart_scan_run, smart_scan_explain, true, false },
+	  smart_scan_run, smart_scan_explain, true, false, NULL, NULL },
 	{ "volatile", "ksmd scan speed vs the fraction of pages rewritten between scans",
 	  "KSM scan speed vs volatile fraction (256 MiB, half without dirty bits)",
 	  "fraction of pages rewritten before every scan", "MiB scanned per ksmd CPU second",
 	  false, false, volatile_x, N(volatile_x), NULL, detector_series, N(detector_series),
-	  detector_ratios, N(detector_ratios), volatile_text, cpu_speed_run, volatile_explain, false, false },
+	  detector_ratios, N(detector_ratios), volatile_text, cpu_speed_run, volatile_explain, false, false, NULL, NULL },
 	{ "nai-xia", "Nai Xia's 2011 experiment: checksum vs dirty bit, 4 KiB pages and THP",
 	  "Nai Xia's experiment: scan speed, ksmd busy (256 MiB, all pages volatile)",
 	  "0 = 4 KiB pages, 1 = THP", "MiB scanned per ksmd CPU second", false, true,
 	  nai_xia_x, N(nai_xia_x), nai_xia_names, detector_series, N(detector_series),
-	  detector_ratios, N(detector_ratios), nai_xia_text, cpu_speed_run, nai_xia_explain, false, false },
+	  detector_ratios, N(detector_ratios), nai_xia_text, cpu_speed_run, nai_xia_explain, false, false, NULL, NULL },
 	{ "detectors", "every detector's scan speed vs the fraction of pages written at random",
 	  "Scan speed of the simulator's detectors vs pages rewritten at random (256 MiB, half "
 	  "without dirty bits)",
 	  "fraction of pages, drawn anew, rewritten before every scan",
 	  "MiB scanned per ksmd CPU second", false, false, detectors_x, N(detectors_x), NULL,
 	  detectors_series, N(detectors_series), detectors_ratio_all + 1,
-	  N(detectors_ratio_all) - 1, detectors_text, cpu_speed_run, detectors_explain, true, false },
+	  N(detectors_ratio_all) - 1, detectors_text, cpu_speed_run, detectors_explain, true, false, NULL, NULL },
 	{ "detector-errors", "each detector's wrong verdicts vs the fraction of pages written",
 	  "Wrong verdicts of the simulator's detectors (the detectors sweep's runs)",
 	  "fraction of pages, drawn anew, rewritten before every scan",
 	  "visits judged wrongly, % of visits", false, false, detectors_x, N(detectors_x), NULL,
 	  errors_series_all + 2, N(errors_series_all) - 2, NULL, 0, errors_text, errors_run,
-	  errors_explain, true, false },
+	  errors_explain, true, false, NULL, NULL },
 	{ "merge", "ksm_tests -P: merge speed vs region size",
 	  "Merge speed vs region size (ksm_tests -P)", "region size, MiB",
 	  "MiB merged per second", true, false, merge_x, N(merge_x), NULL, kernel_sim_series,
 	  N(kernel_sim_series), sim_over_kernel, N(sim_over_kernel), merge_text, merge_run,
-	  NULL, false, false },
+	  NULL, false, false, NULL, NULL },
 	{ "cow", "ksm_tests -C: write time to merged pages vs never merged",
 	  "COW: a write to a merged page vs to one never merged (ksm_tests -C)",
 	  "region size, MiB", "ns per page written", false, true, cow_x, N(cow_x), NULL,
-	  cow_series, N(cow_series), cow_ratios, N(cow_ratios), cow_text, cow_run, NULL, false, false },
+	  cow_series, N(cow_series), cow_ratios, N(cow_ratios), cow_text, cow_run, NULL, false, false, NULL, NULL },
 	{ "numa", "pages_shared with merge_across_nodes 1 and 0 vs NUMA nodes",
 	  "KSM pages with merge_across_nodes 1 and 0 (4 groups on every node)",
 	  "NUMA nodes holding equal pages", "pages_shared after 3 scans", false, true, numa_x,
 	  N(numa_x), NULL, numa_series, N(numa_series), numa_ratios, N(numa_ratios), numa_text,
-	  numa_run, NULL, false, false },
+	  numa_run, NULL, false, false, NULL, NULL },
 	{ "numa-ksm", "KSM pages on each of 4 nodes, merge_across_nodes 1 and 0",
 	  "KSM pages on each node (4 nodes, 4 groups of equal pages on every node)",
 	  "NUMA node", "KSM pages on the node after 3 scans", false, true, numa_node_x,
 	  N(numa_node_x), NULL, numa_node_series, N(numa_node_series), numa_node_ratios,
-	  N(numa_node_ratios), numa_node_text, numa_node_run, NULL, true, false },
+	  N(numa_node_ratios), numa_node_text, numa_node_run, NULL, true, false, NULL, NULL },
 	{ "numa-merged", "pages merged into each node's KSM pages, merge_across_nodes 1 and 0",
 	  "Pages merged into each node's KSM pages (4 nodes, 50 equal pages a group a node)",
 	  "NUMA node of the KSM page", "pages merged (pages_sharing) after 3 scans", false, true,
 	  numa_node_x, N(numa_node_x), NULL, numa_node_series, N(numa_node_series),
-	  numa_node_ratios, N(numa_node_ratios), numa_node_text, numa_node_run, NULL, true, false },
+	  numa_node_ratios, N(numa_node_ratios), numa_node_text, numa_node_run, NULL, true, false, NULL, NULL },
 };
 
 _Static_assert(N(nai_xia_names) == N(nai_xia_x), "a name per nai-xia point");

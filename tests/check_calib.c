@@ -3,7 +3,8 @@
  * fit (exact recovery, a column whose cost would go negative dropped and
  * the rest refitted, singular and ill-shaped systems refused), and the
  * microbenchmark-only calibration filling the measured costs with usable
- * values and saying why the kernel part did not run. Times are never
+ * values and saying why the kernel part did not run, and a calibration
+ * session refusing to fit before a kernel round. Times are never
  * compared with a bound: only that they were measured.
  */
 #include "config.h"
@@ -106,6 +107,32 @@ START_TEST(test_microbenchmarks_only)
 	ck_assert_double_eq(res.costs.visit_ns, cfg.costs.visit_ns);
 	ck_assert_double_eq(res.costs.merge_ns, cfg.costs.merge_ns);
 	calib_result_free(&res);
+}
+END_TEST
+
+/*
+ * A session (sweep predict --calibrate) opens on the microbenchmarks alone:
+ * no kernel round has run, so there is nothing to fit, and it says so.
+ */
+START_TEST(test_session_fits_nothing_before_a_round)
+{
+	struct calib_session *s = NULL;
+	struct calib_options opt;
+	struct calib_result res;
+	char err[256] = "";
+
+	calib_options_init(&opt);
+	opt.runs = 1;
+	ck_assert_msg(calib_session_open(&opt, &s, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(calib_session_runs(s), 0);
+	ck_assert_int_eq(calib_session_fit(s, &res, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "no calibration round") != NULL, "%s", err);
+	calib_session_close(s);
+	/* the schedule: every workload in round 0, the pooled ones every round */
+	ck_assert_uint_eq(calib_session_runs_in(1), calib_workload_count());
+	ck_assert_uint_gt(calib_session_runs_in(2), calib_workload_count());
+	ck_assert_uint_lt(calib_session_runs_in(2), 2 * calib_workload_count());
+	ck_assert_uint_eq(calib_session_runs_in(8), 2 * calib_session_runs_in(4));
 }
 END_TEST
 
@@ -248,6 +275,7 @@ static Suite *calib_suite(void)
 	tcase_add_test(tc, test_solve_drops_negative_costs);
 	tcase_add_test(tc, test_solve_refuses_what_it_cannot_determine);
 	tcase_add_test(tc, test_microbenchmarks_only);
+	tcase_add_test(tc, test_session_fits_nothing_before_a_round);
 	tcase_add_test(tc, test_solve_gives_standard_errors);
 	tcase_add_test(tc, test_fit_recovers_every_fitted_term);
 	tcase_add_test(tc, test_fit_is_not_pulled_below_a_spread);

@@ -10,7 +10,9 @@
  * round-trip through the CSV format, concatenated job outputs
  * included, a measured point to the last bit, and bad rows are named
  * FILE:LINE; a point without rows is found; result files are written;
- * repetitions in rounds run point after point and reduce as point by point.
+ * repetitions in rounds run point after point and reduce as point by point,
+ * a sweep's hooks run before each run and what the last one rewrites is
+ * what is reduced.
  * Nothing here touches the kernel or measures time.
  */
 #include "config.h"
@@ -53,7 +55,7 @@ static size_t series_index(const struct sweep_def *d, const char *name)
  * logs the order of its calls.
  */
 enum { FAKE_POINTS = 3, FAKE_RUNS = 4 };
-static unsigned fake_calls[FAKE_POINTS], fake_log[FAKE_POINTS * FAKE_RUNS], fake_nlog;
+static unsigned fake_calls[FAKE_POINTS], fake_log[(FAKE_POINTS + 1) * FAKE_RUNS], fake_nlog;
 
 static int fake_run(const struct sweep_def *d, size_t point, const struct sweep_env *env,
 		    const bool *want, double *y, char *err, size_t errlen)
@@ -117,6 +119,60 @@ START_TEST(test_rounds_interleave_and_reduce_as_points_do)
 		ck_assert(rounds[p].series[0].min == 10.0 * (double)p + 1);
 		ck_assert(rounds[p].series[0].max == 10.0 * (double)p + FAKE_RUNS);
 		ck_assert(rounds[p].series[1].min == rounds[p].series[1].max);
+	}
+}
+END_TEST
+
+/*
+ * A sweep's hooks: before_run runs before each point's run (here logged as
+ * 100 + the round, once a round, before its first point), and what
+ * rounds_done writes into the rows (here the simulator's series doubled,
+ * as predict --calibrate puts its series at the fitted costs) is what the
+ * series and ratios reduce.
+ */
+static int fake_before_run(const struct sweep_def *d, const struct sweep_env *env,
+			   size_t point, unsigned round, unsigned runs, char *err, size_t errlen)
+{
+	(void)d, (void)env, (void)runs, (void)err, (void)errlen;
+	if (point == 0)
+		fake_log[fake_nlog++] = 100 + round;
+	return 0;
+}
+
+static int fake_rounds_done(const struct sweep_def *d, const struct sweep_env *env,
+			    size_t first, size_t n, unsigned runs, double *y, char *err,
+			    size_t errlen)
+{
+	(void)env, (void)first, (void)err, (void)errlen;
+	for (size_t i = 0; i < n * runs; i++)
+		y[i * d->nseries + 1] *= 2;
+	return 0;
+}
+
+START_TEST(test_hooks_run_before_each_run_and_rewrite_rows)
+{
+	struct sweep_def def = fake_def;
+	struct sweep_point_result res[FAKE_POINTS];
+	struct sweep_env env = sim_env(1.0);
+	char err[256];
+
+	def.before_run = fake_before_run;
+	def.rounds_done = fake_rounds_done;
+	fake_reset();
+	ck_assert_msg(sweep_rounds(&def, FAKE_RUNS, &env, NULL, NULL, res, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(fake_nlog, FAKE_RUNS * (FAKE_POINTS + 1));
+	for (unsigned r = 0; r < FAKE_RUNS; r++) {
+		ck_assert_uint_eq(fake_log[r * (FAKE_POINTS + 1)], 100 + r);
+		for (unsigned p = 0; p < FAKE_POINTS; p++)
+			ck_assert_uint_eq(fake_log[r * (FAKE_POINTS + 1) + 1 + p], p);
+	}
+	for (size_t p = 0; p < FAKE_POINTS; p++) {
+		double sim = 2 * ((double)p + 0.5);
+
+		ck_assert(res[p].series[1].min == sim && res[p].series[1].max == sim);
+		/* the ratio sim / kernel of the first round: the doubled value over 10p + 1 */
+		ck_assert(fabs(res[p].ratio[0].max - sim / (10.0 * (double)p + 1)) < 1e-5);
 	}
 }
 END_TEST
@@ -585,6 +641,7 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_first_unmeasured_point);
 	tcase_add_test(tc, test_predict_verdict);
 	tcase_add_test(tc, test_rounds_interleave_and_reduce_as_points_do);
+	tcase_add_test(tc, test_hooks_run_before_each_run_and_rewrite_rows);
 	tcase_add_test(tc, test_bad_rows_named);
 	tcase_add_test(tc, test_results_written);
 	suite_add_tcase(s, tc);
