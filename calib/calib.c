@@ -995,19 +995,20 @@ static int kernel_run(const struct calib_options *opt, struct host *h, char *ski
 }
 
 /*
- * The simulator's run of host @h and its equations, one set a kernel run
- * (or its own, standing in for the kernel). A busy ksmd (no sleep)
+ * The simulator's run of host @h at the costs @c (the known terms' costs,
+ * and refill's time constant, on which the refills counted depend) and its
+ * equations, one set a kernel run (or its own, standing in for the kernel). A busy ksmd (no sleep)
  * finishes scans faster than the runner reads its counters, so the
  * kernel's rows may be far apart and its last one beyond the workload's
  * scans: the simulator then runs as far, so that every row has its work.
  */
 static int host_equations(const struct source *src, struct host *h, struct system *sys,
-			  struct calib_result *res, char *err, size_t errlen)
+			  const struct sim_costs *c, char *err, size_t errlen)
 {
 	struct work_log log = { 0 };
-	struct sim_run_options sopt = { .scan_hook = log_work, .hook_arg = &log,
-					.costs = src->truth };
-	struct trace *st = NULL;
+	struct sim_run_options sopt = { .scan_hook = log_work, .hook_arg = &log, .costs = c };
+	struct sim_run_options topt = { .costs = src->truth };
+	struct trace *st = NULL, *tt = NULL;
 	char msg[512];
 	int rc = -1;
 
@@ -1018,12 +1019,19 @@ static int host_equations(const struct source *src, struct host *h, struct syste
 			 log.failed ? "out of memory" : msg);
 		goto out;
 	}
-	if (src->truth)
-		add_equations(h->cw, &log, st, &res->costs, sys);
+	/* standing in for the kernel: the simulator at the truth, whose
+	 * refill time constant may not be @c's */
+	if (src->truth && sim_run_workload(h->wl, &topt, &tt, msg, sizeof(msg)) != 0) {
+		snprintf(err, errlen, "calibration workload %s: simulator: %s", h->cw->name, msg);
+		goto out;
+	}
+	if (tt)
+		add_equations(h->cw, &log, tt, c, sys);
 	for (unsigned i = 0; i < h->n; i++)
-		add_equations(h->cw, &log, h->res[i].trace, &res->costs, sys);
+		add_equations(h->cw, &log, h->res[i].trace, c, sys);
 	rc = 0;
 out:
+	trace_free(tt);
 	trace_free(st);
 	free(log.w);
 	return rc;
@@ -1223,6 +1231,74 @@ static int session_open(const struct source *src, const struct sim_costs *start,
 }
 
 /* Every calibration workload's equations from the runs so far, then the fit. */
+/* The fit's weighted residual sum of squares at @x: what it minimises. */
+static double weighted_residual(struct system *sys, const double *x)
+{
+	double sum = 0;
+
+	weigh_by_model(sys, x);
+	for (size_t i = 0; i < sys->m; i++) {
+		double r = -sys->b[i];
+
+		for (size_t j = 0; j < sys->u.n; j++)
+			r += sys->a[i * sys->u.n + j] * x[j];
+		sum += r * r;
+	}
+	return sum;
+}
+
+/*
+ * Every calibration workload's equations from the runs so far, the
+ * simulator at @c, and their fit into @x and @se (@sys is overwritten).
+ */
+static int fit_at(struct calib_session *s, const struct sim_costs *c, struct system *sys,
+		  double *x, double *se, char *err, size_t errlen)
+{
+	sys->m = 0;
+	fitted_terms(&sys->u);
+	sys->noise = s->src.noise;
+	for (size_t i = 0; i < NWORKLOADS; i++)
+		if (host_equations(&s->src, &s->hosts[i], sys, c, err, errlen) != 0)
+			return -1;
+	if (solve_reweighted(sys, c, x, se) != 0) {
+		explain_singular(sys, err, errlen);
+		return -1;
+	}
+	return 0;
+}
+
+static const double tau_candidates[CALIB_TAU_COUNT] = { CALIB_TAU_MS };
+
+/*
+ * Refill's time constant: the candidate whose fit leaves the least
+ * weighted residual (each a whole fit: the refills counted depend on it,
+ * the rest of the model is linear).
+ */
+static int choose_tau(struct calib_session *s, struct system *sys, struct calib_result *res,
+		      char *err, size_t errlen)
+{
+	double x[SIM_TERM_COUNT], se[SIM_TERM_COUNT], best = INFINITY;
+	char line[96];
+
+	for (size_t k = 0; k < CALIB_TAU_COUNT; k++) {
+		struct sim_costs trial = res->costs;
+
+		snprintf(line, sizeof(line), "fit with refill's time constant at %g ms",
+			 tau_candidates[k]);
+		note(&s->opt, line);
+		trial.refill_tau_ms = tau_candidates[k];
+		if (fit_at(s, &trial, sys, x, se, err, errlen) != 0)
+			return -1;
+		res->tau_ms[k] = tau_candidates[k];
+		res->tau_residual[k] = weighted_residual(sys, x);
+		if (res->tau_residual[k] < best) {
+			best = res->tau_residual[k];
+			res->costs.refill_tau_ms = tau_candidates[k];
+		}
+	}
+	return 0;
+}
+
 static int session_fit(struct calib_session *s, struct calib_result *res, char *err,
 		       size_t errlen)
 {
@@ -1237,15 +1313,9 @@ static int session_fit(struct calib_session *s, struct calib_result *res, char *
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	fitted_terms(&sys->u);
-	sys->noise = src->noise;
-	for (size_t i = 0; i < NWORKLOADS; i++)
-		if (host_equations(src, &s->hosts[i], sys, res, err, errlen) != 0)
-			goto out;
-	if (solve_reweighted(sys, &res->costs, x, se) != 0) {
-		explain_singular(sys, err, errlen);
+	if (choose_tau(s, sys, res, err, errlen) != 0 ||
+	    fit_at(s, &res->costs, sys, x, se, err, errlen) != 0)
 		goto out;
-	}
 	apply_fit(sys, x, se, &res->costs, res);
 	if (!src->truth) {
 		res->costs.hz = kernel_hz(res->costs.hz);

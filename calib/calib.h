@@ -64,6 +64,13 @@ struct calib_term {
 	double se;    /* its standard error, from the residuals */
 };
 
+/*
+ * refill's time constants the fit tries, ms: the one whose fit leaves the
+ * least weighted residual is kept (in costs.refill_tau_ms).
+ */
+#define CALIB_TAU_MS 10.0, 15.0, 25.0, 40.0, 60.0, 100.0
+#define CALIB_TAU_COUNT 6
+
 struct calib_result {
 	struct sim_costs costs;   /* the calibrated model (defaults where unmeasured) */
 	bool kernel_measured;     /* the kernel workloads ran */
@@ -72,6 +79,9 @@ struct calib_result {
 	struct calib_fit_row *row;
 	size_t nrows;
 	double max_error;         /* largest |modelled - measured| / measured */
+	double tau_ms[CALIB_TAU_COUNT];       /* refill's time constants tried (0: */
+	double tau_residual[CALIB_TAU_COUNT]; /* none, the simulator stood in), and
+						 each one's weighted residual */
 };
 
 void calib_options_init(struct calib_options *opt);

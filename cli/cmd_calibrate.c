@@ -58,6 +58,20 @@ static void print_costs(const struct sim_costs *def, const struct calib_result *
 		res->costs.sleep_adjust_ns, res->kernel_measured ? "wall clock" : "default");
 	fprintf(out, "%-16s %12llu %12llu\n", "hz", (unsigned long long)def->hz,
 		(unsigned long long)res->costs.hz);
+	fprintf(out, "%-16s %12.3f %12.3f  %s\n", "refill_tau_ms", def->refill_tau_ms,
+		res->costs.refill_tau_ms,
+		res->tau_ms[0] > 0 ? "the least residual of those tried (below)" : "default");
+}
+
+/* refill's time constants tried, and each one's fit's weighted residual. */
+static void print_taus(const struct calib_result *res, FILE *out)
+{
+	if (!(res->tau_ms[0] > 0))
+		return;
+	fprintf(out, "# refill's time constant tried, ms: the fit's weighted residual\n");
+	for (size_t k = 0; k < CALIB_TAU_COUNT; k++)
+		fprintf(out, "# %6g %12.4f%s\n", res->tau_ms[k], res->tau_residual[k],
+			res->tau_ms[k] == res->costs.refill_tau_ms ? "  (kept)" : "");
 }
 
 static void print_fit(const struct calib_result *res, FILE *out)
@@ -96,6 +110,7 @@ void cli_calib_report(const struct calib_result *res, FILE *out)
 	print_costs(&def.costs, res, out);
 	if (res->kernel_measured) {
 		print_fit(res, out);
+		print_taus(res, out);
 		print_hosts(res, out);
 	}
 }

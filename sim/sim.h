@@ -118,18 +118,21 @@ struct sim;
 /*
  * The longer ksmd sleeps, the more of what it left in the caches is gone
  * when it wakes: a batch after a sleep of t costs refill_ns times
- * SIM_REFILL_UNITS (1 - exp(-t / SIM_REFILL_TAU_MS)) beside batch_ns (the
+ * SIM_REFILL_UNITS (1 - exp(-t / refill_tau_ms)) beside batch_ns (the
  * refills counted are those thousandths; the first batch, after ksmd was
  * idle for long, all SIM_REFILL_UNITS). An 8-page host at rest cost the
  * kernel about 16, 19, 26, 29 and 31 us a scan with sleep_millisecs 10,
  * 20, 40, 80 and 160 (2026-12-06, sleeps of 16 to 164 ms once rounded up
- * to jiffies), which that curve follows with a time constant of 25 ms.
+ * to jiffies), which that curve follows with a time constant of 25 ms
+ * (refill_tau_ms: calibrate tries several and keeps the one whose fit
+ * leaves the least residual; their residuals lay within 3% of each other
+ * from 10 to 100 ms in the first calibration that did, and 25 won).
  * Charged to the scan's start instead (where ksmd drains every CPU's LRU
  * caches), the fit came out worse: 14 of 21 validation workloads within
  * 15% at their own knobs, against 19 charged to every batch.
  */
 #define SIM_REFILL_UNITS 1000u
-#define SIM_REFILL_TAU_MS 25.0
+#define SIM_REFILL_TAU_MS 25.0 /* the default of sim_costs.refill_tau_ms */
 
 /* How `ksmkit calibrate` obtains a term's cost (the fourth column above). */
 enum sim_cost_source { SIM_COST_FIT, SIM_COST_MICRO, SIM_COST_KEPT };
@@ -150,6 +153,8 @@ struct sim_costs {
 	uint64_t hz;           /* kernel tick rate: sleeps round up to jiffies */
 	SIM_COST_TERMS(SIM_COST_FIELD_)
 	double sleep_adjust_ns; /* a sleep lasts its jiffies plus this (may be < 0) */
+	double refill_tau_ms;   /* refill's time constant, ms (> 0; calibrate
+				   chooses it: CALIB_TAU_MS in calib.h) */
 };
 #undef SIM_COST_FIELD_
 

@@ -45,6 +45,7 @@ uint64_t sim_work_of(const struct sim_work *w, enum sim_cost_term t)
 }
 
 #define SLEEP_ADJUST_KEY "sleep_adjust_ns"
+#define REFILL_TAU_KEY "refill_tau_ms"
 
 struct loader {
 	struct sim_costs *costs;
@@ -88,6 +89,15 @@ static int set_field(struct loader *l, const char *name, const char *value)
 	}
 	if (strcmp(name, SLEEP_ADJUST_KEY) == 0) {
 		l->costs->sleep_adjust_ns = v;
+		return 0;
+	}
+	if (strcmp(name, REFILL_TAU_KEY) == 0) {
+		if (!(v > 0)) {
+			snprintf(l->err, l->errlen, "%s:%d: %s must be above 0 (ms)", l->path,
+				 l->line, REFILL_TAU_KEY);
+			return -1;
+		}
+		l->costs->refill_tau_ms = v;
 		return 0;
 	}
 	for (int t = 0; t < SIM_TERM_COUNT; t++)
@@ -145,5 +155,7 @@ int sim_costs_write(const struct sim_costs *costs, const char *comment, FILE *ou
 			term[t].info.doc);
 	fprintf(out, "%-15s = %.4f   ; %s\n", SLEEP_ADJUST_KEY, costs->sleep_adjust_ns,
 		"a sleep lasts its jiffies plus this");
+	fprintf(out, "%-15s = %.4f   ; %s\n", REFILL_TAU_KEY, costs->refill_tau_ms,
+		"refill's time constant, ms (not ns)");
 	return ferror(out) ? -1 : 0;
 }

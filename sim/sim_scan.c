@@ -572,13 +572,12 @@ uint64_t sim_ksmd_batch_ended(struct sim *s, uint64_t *ended_ns)
 	return n;
 }
 
-/* The refills (sim.h) of a batch after ksmd slept @slept_ns. */
-static uint64_t refills_after(uint64_t slept_ns)
+/* The refills (sim.h) of a batch after ksmd slept @slept_ns, for time constant @tau_ms. */
+static uint64_t refills_after(uint64_t slept_ns, double tau_ms)
 {
 	if (slept_ns == UINT64_MAX)
 		return SIM_REFILL_UNITS;
-	return (uint64_t)llround(SIM_REFILL_UNITS *
-				 -expm1(-(double)slept_ns / (SIM_REFILL_TAU_MS * 1e6)));
+	return (uint64_t)llround(SIM_REFILL_UNITS * -expm1(-(double)slept_ns / (tau_ms * 1e6)));
 }
 
 bool sim_ksmd_batch_begin(struct sim *s)
@@ -587,7 +586,7 @@ bool sim_ksmd_batch_begin(struct sim *s)
 		return false;
 	s->batch_cost_ns = s->cold ? s->cfg.costs.batch_ns : s->cfg.costs.busy_batch_ns;
 	if (s->cold) {
-		uint64_t refills = refills_after(s->slept_ns);
+		uint64_t refills = refills_after(s->slept_ns, s->cfg.costs.refill_tau_ms);
 
 		s->work.refills += refills;
 		s->batch_cost_ns += (double)refills * s->cfg.costs.refill_ns;

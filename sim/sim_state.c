@@ -88,6 +88,7 @@ void sim_config_default(struct sim_config *cfg)
 		.rmap_free_ns = 0,
 		.prune_ns = 0,
 		.sleep_adjust_ns = 3770000,
+		.refill_tau_ms = SIM_REFILL_TAU_MS,
 	};
 }
 

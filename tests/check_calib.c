@@ -172,6 +172,7 @@ START_TEST(test_fit_recovers_every_fitted_term)
 	for (int t = 0; t < SIM_TERM_COUNT; t++)
 		if (sim_cost_term_info(t)->how == SIM_COST_FIT)
 			sim_cost_set(&truth, t, 10.0 * (t + 1) + sim_cost_of(&cfg.costs, t) / 2);
+	truth.refill_tau_ms = 40; /* one of CALIB_TAU_MS, not the default */
 	calib_options_init(&opt);
 	opt.pages = 4096;
 	ck_assert_msg(calib_check_fit(&opt, &truth, 0, &res, err, sizeof(err)) == 0, "%s", err);
@@ -188,6 +189,12 @@ START_TEST(test_fit_recovers_every_fitted_term)
 		ck_assert(res.term[t].se <= 1e-3 * want);
 	}
 	ck_assert(res.max_error < 1e-3);
+	/* refill's time constant: the truth's, the others leaving a residual */
+	ck_assert(res.costs.refill_tau_ms == 40);
+	for (size_t k = 0; k < CALIB_TAU_COUNT; k++)
+		ck_assert_msg(res.tau_ms[k] == 40 ? res.tau_residual[k] < 1e-9
+						  : res.tau_residual[k] > 1e-6,
+			      "tau %g: residual %g", res.tau_ms[k], res.tau_residual[k]);
 	for (size_t w = 0; w < calib_workload_count(); w++) {
 		double measured, modelled;
 		size_t n = calib_host_totals(&res, calib_workload_name(w), &measured, &modelled);

@@ -454,12 +454,14 @@ START_TEST(cost_files_round_trip_and_reject_nonsense)
 	a = cfg.costs;
 	a.checksum_ns = 123.5;
 	a.hz = 1000;
+	a.refill_tau_ms = 40;
 	ck_assert_int_eq(sim_costs_write(&a, "a test", f), 0);
 	fclose(f);
 	b = cfg.costs;
 	ck_assert_int_eq(sim_costs_load(path, &b, err, sizeof(err)), 0);
 	ck_assert(b.checksum_ns > 123.49 && b.checksum_ns < 123.51);
 	ck_assert_uint_eq(b.hz, 1000);
+	ck_assert(b.refill_tau_ms == 40);
 	/* a file from before sample_word_ns existed keeps its default */
 	f = fopen(path, "w");
 	fputs("[costs]\nvisit_ns = 10\nchecksum_ns = 500\n", f);
@@ -467,6 +469,12 @@ START_TEST(cost_files_round_trip_and_reject_nonsense)
 	b = cfg.costs;
 	ck_assert_int_eq(sim_costs_load(path, &b, err, sizeof(err)), 0);
 	ck_assert(b.checksum_ns == 500 && b.sample_word_ns == cfg.costs.sample_word_ns);
+	ck_assert(b.refill_tau_ms == SIM_REFILL_TAU_MS); /* and refill's time constant */
+	f = fopen(path, "w");
+	fputs("[costs]\nvisit_ns = 10\nrefill_tau_ms = 0\n", f);
+	fclose(f);
+	ck_assert_int_eq(sim_costs_load(path, &b, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, ":3: refill_tau_ms must be above 0"));
 	f = fopen(path, "w");
 	fputs("[costs]\nvisit_ns = 10\nwarp_ns = 3\n", f);
 	fclose(f);
@@ -481,8 +489,11 @@ START_TEST(cost_files_round_trip_and_reject_nonsense)
 }
 END_TEST
 
-/* The trace of workload @text run with every cost term at 1 ns: each cost column counts its work. */
-static struct trace *trace_at_unit_costs(const char *text)
+/*
+ * The trace of workload @text run with every cost term at 1 ns (refill's
+ * time constant @tau_ms): each cost column counts its work.
+ */
+static struct trace *trace_at_unit_costs_tau(const char *text, double tau_ms)
 {
 	struct sim_run_options opt = { 0 };
 	struct sim_config cfg;
@@ -496,12 +507,58 @@ static struct trace *trace_at_unit_costs(const char *text)
 	ones = cfg.costs;
 	for (int i = 0; i < SIM_TERM_COUNT; i++)
 		sim_cost_set(&ones, i, 1);
+	ones.refill_tau_ms = tau_ms;
 	opt.costs = &ones;
 	ck_assert_int_eq(wl_parse_buffer(text, strlen(text), "t.wl", &wl, &werr), 0);
 	ck_assert_msg(sim_run_workload(wl, &opt, &t, err, sizeof(err)) == 0, "%s", err);
 	wl_free(wl);
 	return t;
 }
+
+static struct trace *trace_at_unit_costs(const char *text)
+{
+	return trace_at_unit_costs_tau(text, SIM_REFILL_TAU_MS);
+}
+
+/* The refills of scan @scan of @t (a full scan a batch): its row's less the last's. */
+static uint64_t refills_of_scan(const struct trace *t, uint64_t scan)
+{
+	for (size_t r = 1; r < t->nrows; r++)
+		if (t->row[r].scan == scan)
+			return t->row[r].cost[SIM_TERM_refill] - t->row[r - 1].cost[SIM_TERM_refill];
+	ck_abort_msg("no row for scan %llu", (unsigned long long)scan);
+	return 0;
+}
+
+/*
+ * refill: the first batch refills all SIM_REFILL_UNITS, a batch after a
+ * sleep 1000 (1 - exp(-t / tau)): the 20 ms sleep (5 jiffies and the
+ * adjustment, about 23.8 ms) refills nearly all with tau 10 ms, about
+ * half with 25, a fifth with 100.
+ */
+START_TEST(a_batch_refills_by_its_sleep_and_time_constant)
+{
+	const char *text = "[global]\nscans = 3\nsmart_scan = 0\npages_to_scan = 1000\n"
+			   "sleep_millisecs = 20\n[region a]\npages = 4\nfill = same\nvalue = 3\n";
+	const double tau[] = { 10, 25, 100 };
+	uint64_t refills[3];
+
+	for (int k = 0; k < 3; k++) {
+		struct trace *t = trace_at_unit_costs_tau(text, tau[k]);
+
+		ck_assert_uint_eq(refills_of_scan(t, 1), SIM_REFILL_UNITS);
+		refills[k] = refills_of_scan(t, 3);
+		ck_assert_uint_eq(refills_of_scan(t, 2), refills[k]);
+		trace_free(t);
+	}
+	ck_assert_uint_gt(refills[0], 880);
+	ck_assert_uint_lt(refills[0], 950);
+	ck_assert_uint_gt(refills[1], 580);
+	ck_assert_uint_lt(refills[1], 650);
+	ck_assert_uint_gt(refills[2], 180);
+	ck_assert_uint_lt(refills[2], 240);
+}
+END_TEST
 
 /*
  * With use_zero_pages, 6 empty pages are merged into the zero page at scan
@@ -590,6 +647,7 @@ int main(void)
 	tcase_add_test(tc, a_sampled_visit_costs_its_words);
 	tcase_add_test(tc, cost_terms_count_their_work_and_add_up);
 	tcase_add_test(tc, a_zero_page_pte_costs_zero_pte_ns);
+	tcase_add_test(tc, a_batch_refills_by_its_sleep_and_time_constant);
 	tcase_add_test(tc, cost_files_round_trip_and_reject_nonsense);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
