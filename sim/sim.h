@@ -85,6 +85,8 @@ struct sim;
 	X(merge, merge_ns, merges, SIM_COST_FIT, "write-protect one page and replace its PTE") \
 	X(merge_free, merge_free_ns, merge_frees, SIM_COST_FIT,                              \
 	  "free the page a merge replaced, where that was its last mapping (not forked)")    \
+	X(cold_merge, cold_merge_ns, cold_merges, SIM_COST_FIT,                              \
+	  "more for one of a batch's first SIM_COLD_MERGES merges, a thousandth of it a refill") \
 	X(zero_merge, zero_merge_ns, zero_merges, SIM_COST_FIT,                              \
 	  "map the zero page in place of an empty page (use_zero_pages)")                   \
 	X(thp_split, thp_split_ns, thp_splits, SIM_COST_KEPT, "split one THP")                 \
@@ -114,6 +116,16 @@ struct sim;
 	X(prune, prune_ns, prune_dups, SIM_COST_KEPT, "a dup looked at by a chain prune")
 
 #define SIM_COLD_VISITS 256u
+/*
+ * A merge after a sleep costs more the longer ksmd slept, as its wakeup
+ * does: the kernel's merge scan less its scan at rest, an 8-page host,
+ * cost 2.6, 3.1 and 5.0 us a merge after sleeps of 5, 20 and 100 ms; 64
+ * pages after 20 ms 2.56; 300 pages after 10 or 20 ms 2.0-2.1; 65,536
+ * pages 2.12 (2026-12-06). So each of the first SIM_COLD_MERGES merges of
+ * a batch after a sleep costs cold_merge_ns for each of the batch's
+ * refills (sim.h, below: 0 to SIM_REFILL_UNITS by how long ksmd slept).
+ */
+#define SIM_COLD_MERGES 64u
 
 /*
  * The longer ksmd sleeps, the more of what it left in the caches is gone

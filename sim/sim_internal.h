@@ -315,6 +315,8 @@ struct sim {
 	uint64_t ksmd_cpu_ns;    /* simulated ksmd CPU time */
 	double batch_cost_ns;    /* cost of the batch in progress */
 	uint64_t batch_visits0;  /* work.visits when the batch in progress began */
+	uint64_t batch_merges0;  /* work.merges then */
+	uint64_t batch_refills;  /* the refills it began with (0: busy) */
 	bool cold;               /* the batch in progress (or the next) follows a sleep
 				  * or a pause: its first visits cost more */
 	uint64_t slept_ns;       /* how long ksmd slept before the next batch: its

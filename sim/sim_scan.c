@@ -585,14 +585,15 @@ bool sim_ksmd_batch_begin(struct sim *s)
 	if (!sim_ksmd_runnable(s))
 		return false;
 	s->batch_cost_ns = s->cold ? s->cfg.costs.batch_ns : s->cfg.costs.busy_batch_ns;
+	s->batch_refills = 0;
 	if (s->cold) {
-		uint64_t refills = refills_after(s->slept_ns, s->cfg.costs.refill_tau_ms);
-
-		s->work.refills += refills;
-		s->batch_cost_ns += (double)refills * s->cfg.costs.refill_ns;
+		s->batch_refills = refills_after(s->slept_ns, s->cfg.costs.refill_tau_ms);
+		s->work.refills += s->batch_refills;
+		s->batch_cost_ns += (double)s->batch_refills * s->cfg.costs.refill_ns;
 	}
 	s->batch_steps = 0;
 	s->batch_visits0 = s->work.visits;
+	s->batch_merges0 = s->work.merges;
 	return true;
 }
 

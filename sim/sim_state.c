@@ -71,6 +71,7 @@ void sim_config_default(struct sim_config *cfg)
 		.thp_flush_ns = 27.9,
 		.merge_ns = 645,
 		.merge_free_ns = 720,
+		.cold_merge_ns = 0,
 		.zero_merge_ns = 1010,
 		.thp_split_ns = 20000,
 		.skip_ns = 0,

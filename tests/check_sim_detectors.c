@@ -560,6 +560,56 @@ START_TEST(a_batch_refills_by_its_sleep_and_time_constant)
 }
 END_TEST
 
+/* Row of scan @scan of @t, and the one before it. */
+static const struct trace_row *scan_row(const struct trace *t, uint64_t scan,
+					const struct trace_row **before)
+{
+	for (size_t r = 1; r < t->nrows; r++)
+		if (t->row[r].scan == scan) {
+			*before = &t->row[r - 1];
+			return &t->row[r];
+		}
+	ck_abort_msg("no row for scan %llu", (unsigned long long)scan);
+	return NULL;
+}
+
+/*
+ * cold_merge: each of a batch's first SIM_COLD_MERGES merges costs a unit
+ * for each of the batch's refills: 100 equal pages merge in scan 2 (after
+ * a 20 ms sleep), the first SIM_COLD_MERGES of their merges cold; a busy
+ * ksmd (sleep 0), its batches never cold after the first, has none after
+ * scan 1.
+ */
+START_TEST(the_first_merges_after_a_sleep_cost_by_its_refills)
+{
+	const char *sleeping = "[global]\nscans = 3\nsmart_scan = 0\npages_to_scan = 1000\n"
+			       "sleep_millisecs = 20\n[region a]\npages = 100\nfill = same\n"
+			       "value = 3\n";
+	const char *busy = "[global]\nscans = 3\nsmart_scan = 0\npages_to_scan = 1000\n"
+			   "sleep_millisecs = 0\n[region a]\npages = 100\nfill = same\n"
+			   "value = 3\n";
+	const struct trace_row *before, *r;
+	struct trace *t = trace_at_unit_costs(sleeping);
+	uint64_t merges, refills;
+
+	r = scan_row(t, 2, &before);
+	merges = r->cost[SIM_TERM_merge] - before->cost[SIM_TERM_merge];
+	refills = r->cost[SIM_TERM_refill] - before->cost[SIM_TERM_refill];
+	ck_assert_uint_gt(merges, SIM_COLD_MERGES);
+	ck_assert_uint_gt(refills, 0);
+	ck_assert_uint_eq(r->cost[SIM_TERM_cold_merge] - before->cost[SIM_TERM_cold_merge],
+			  SIM_COLD_MERGES * refills);
+	r = scan_row(t, 3, &before);
+	ck_assert_uint_eq(r->cost[SIM_TERM_cold_merge], before->cost[SIM_TERM_cold_merge]);
+	trace_free(t);
+	t = trace_at_unit_costs(busy);
+	r = scan_row(t, 2, &before);
+	ck_assert_uint_gt(r->cost[SIM_TERM_merge] - before->cost[SIM_TERM_merge], 0);
+	ck_assert_uint_eq(r->cost[SIM_TERM_cold_merge], 0);
+	trace_free(t);
+}
+END_TEST
+
 /*
  * With use_zero_pages, 6 empty pages are merged into the zero page at scan
  * 2 (scan 1 takes their checksums); from then on the walk passes their
@@ -648,6 +698,7 @@ int main(void)
 	tcase_add_test(tc, cost_terms_count_their_work_and_add_up);
 	tcase_add_test(tc, a_zero_page_pte_costs_zero_pte_ns);
 	tcase_add_test(tc, a_batch_refills_by_its_sleep_and_time_constant);
+	tcase_add_test(tc, the_first_merges_after_a_sleep_cost_by_its_refills);
 	tcase_add_test(tc, cost_files_round_trip_and_reject_nonsense);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
