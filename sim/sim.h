@@ -138,7 +138,8 @@ struct sim;
  * to jiffies), which that curve follows with a time constant of 25 ms
  * (refill_tau_ms: calibrate tries several and keeps the one whose fit
  * leaves the least residual; their residuals lay within 3% of each other
- * from 10 to 100 ms in the first calibration that did, and 25 won).
+ * from 10 to 100 ms in the first calibration that did, and 25 won; with
+ * cold_merge, 40, 40 and 100 in the next three).
  * Charged to the scan's start instead (where ksmd drains every CPU's LRU
  * caches), the fit came out worse: 14 of 21 validation workloads within
  * 15% at their own knobs, against 19 charged to every batch.
