@@ -90,7 +90,7 @@ struct sim;
 	X(zero_merge, zero_merge_ns, zero_merges, SIM_COST_FIT,                              \
 	  "map the zero page in place of an empty page (use_zero_pages)")                   \
 	X(thp_split, thp_split_ns, thp_splits, SIM_COST_KEPT, "split one THP")                 \
-	X(skip, skip_ns, skips, SIM_COST_FIT, "a smart-scan skip, beside its visit")            \
+	X(skip, skip_ns, skips, SIM_COST_FIT, "a smart-scan skip, in place of its visit")       \
 	X(batch, batch_ns, batches, SIM_COST_FIT,                                            \
 	  "a batch after a sleep or steps: the wakeup, its locks, caches refilled")          \
 	X(refill, refill_ns, refills, SIM_COST_FIT,                                          \

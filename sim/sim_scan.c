@@ -387,17 +387,27 @@ static bool page_is_eligible(const struct sim *s, uint32_t slot)
 }
 
 /*
- * A visit costs less where the page table ends at a PMD (a THP), and in a
- * batch straight after the last (busy), whose page tables and rmap_items
- * the last batch left in the caches, than in a batch after a sleep.
+ * A page the scanner stops at: counted, and among a cold batch's first
+ * SIM_COLD_VISITS, whether it is then visited or skipped (its page table
+ * and rmap_item are walked either way).
  */
-static void charge_visit(struct sim *s, uint32_t slot)
+static void count_stop(struct sim *s)
 {
 	s->work.visits++;
 	if (s->cold && s->work.visits - s->batch_visits0 <= SIM_COLD_VISITS) {
 		s->work.cold_visits++;
 		sim_charge(s, s->cfg.costs.cold_visit_ns);
 	}
+}
+
+/*
+ * A visit costs less where the page table ends at a PMD (a THP), and in a
+ * batch straight after the last (busy), whose page tables and rmap_items
+ * the last batch left in the caches, than in a batch after a sleep. A
+ * smart-scan skip costs skip_ns in its place (should_skip).
+ */
+static void charge_page_visit(struct sim *s, uint32_t slot)
+{
 	if (s->frame[s->page[slot].frame].flags & FRAME_LARGE) {
 		s->work.pmd_visits++;
 		sim_charge(s, s->cfg.costs.visit_pmd_ns);
@@ -408,6 +418,12 @@ static void charge_visit(struct sim *s, uint32_t slot)
 		s->work.pte_visits++;
 		sim_charge(s, s->cfg.costs.visit_ns);
 	}
+}
+
+static void charge_visit(struct sim *s, uint32_t slot)
+{
+	count_stop(s);
+	charge_page_visit(s, slot);
 }
 
 /*
@@ -472,10 +488,11 @@ static bool walk_mm(struct sim *s, uint32_t mm, uint32_t *out)
 				charge_no_visit(s, slot);
 				continue;
 			}
-			charge_visit(s, slot);
+			count_stop(s);
 			get_rmap_item(s, mm, i, vpn);
 			if (should_skip(s, slot))
 				continue;
+			charge_page_visit(s, slot);
 			*out = slot;
 			return true;
 		}

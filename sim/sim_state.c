@@ -33,10 +33,11 @@ void sim_config_default(struct sim_config *cfg)
 	 * rmap_free_ns at 0 every time: below the noise of the scans that have
 	 * them. thp_split_ns and prune_ns are estimates calibrate does not
 	 * measure; skip_ns is fitted since 2026-12-06 on busy unique pages with
-	 * smart scan, where the fit wants it below 0 (a skipped page does not
-	 * go back to ksmd's loop: less than a visit), so 0 (it was an estimate
-	 * of 60, and smart-scan-unique busy came out 1.21x the kernel, 1.05x
-	 * with 0); sample_word_ns is checksum_ns times the measured
+	 * smart scan: beside its visit the fit wanted it below 0 (a skipped
+	 * page does not go back to ksmd's loop: less than a visit), so since
+	 * 11:20 that day a skip is charged in place of the visit, and its
+	 * default is visit_ns's, the model as it was for a batch after a
+	 * sleep; sample_word_ns is checksum_ns times the measured
 	 * ratio of a 16-word sample's hash to a page's on pages not in cache,
 	 * over 16 (calib.c). busy_batch_ns and busy_mm_slot_ns came later: the
 	 * medians of three calibrations on 2026-12-02 at 10:30-10:35 UTC (0,
@@ -74,7 +75,7 @@ void sim_config_default(struct sim_config *cfg)
 		.cold_merge_ns = 0,
 		.zero_merge_ns = 1010,
 		.thp_split_ns = 20000,
-		.skip_ns = 0,
+		.skip_ns = 230,
 		.batch_ns = 17200,
 		.refill_ns = 0,
 		.busy_batch_ns = 220,

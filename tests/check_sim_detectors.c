@@ -611,6 +611,28 @@ START_TEST(the_first_merges_after_a_sleep_cost_by_its_refills)
 END_TEST
 
 /*
+ * A smart-scan skip is charged in place of its visit: 4 unique pages,
+ * smart scan on, 12 scans; every scan stops at each page once, either a
+ * visit or a skip, and the skips come (from the fourth visit on).
+ */
+START_TEST(a_skip_is_charged_in_place_of_its_visit)
+{
+	const char *text = "[global]\nscans = 12\nsmart_scan = 1\npages_to_scan = 1000\n"
+			   "sleep_millisecs = 20\n[region a]\npages = 4\nfill = unique\n";
+	struct trace *t = trace_at_unit_costs(text);
+	const struct trace_row *last = &t->row[t->nrows - 1];
+
+	ck_assert_uint_eq(last->scan, 12);
+	ck_assert_uint_gt(last->cost[SIM_TERM_skip], 0);
+	ck_assert_uint_eq(last->cost[SIM_TERM_visit] + last->cost[SIM_TERM_busy_visit] +
+				  last->cost[SIM_TERM_skip],
+			  4 * 12);
+	ck_assert_uint_eq(last->counter[TRACE_PAGES_SKIPPED], last->cost[SIM_TERM_skip]);
+	trace_free(t);
+}
+END_TEST
+
+/*
  * With use_zero_pages, 6 empty pages are merged into the zero page at scan
  * 2 (scan 1 takes their checksums); from then on the walk passes their
  * zero-page PTEs without a visit, each a zero_pte, not an absent_page.
@@ -699,6 +721,7 @@ int main(void)
 	tcase_add_test(tc, a_zero_page_pte_costs_zero_pte_ns);
 	tcase_add_test(tc, a_batch_refills_by_its_sleep_and_time_constant);
 	tcase_add_test(tc, the_first_merges_after_a_sleep_cost_by_its_refills);
+	tcase_add_test(tc, a_skip_is_charged_in_place_of_its_visit);
 	tcase_add_test(tc, cost_files_round_trip_and_reject_nonsense);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
