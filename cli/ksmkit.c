@@ -326,7 +326,7 @@ static const char calibrate_usage[] =
 	"sleep and a busy one, what a batch refills by how long it slept (its time\n"
 	"constant the one of 10-100 ms whose fit leaves the least residual), a full scan's\n"
 	"start and an mm_slot in either, a mapping, an address with no page, an\n"
-	"rmap_item allocated and freed, a smart-scan skip beside its visit; the wall\n"
+	"rmap_item allocated and freed, a smart-scan skip in place of its visit; the wall\n"
 	"clock gives the real length of a sleep. ksmd's CPU time is read from a perf\n"
 	"task-clock event on it (exact), else from its schedstat. Two costs are not\n"
 	"measured and keep their defaults: a THP split and a dup looked at by a chain\n"
