@@ -997,10 +997,11 @@ static int kernel_run(const struct calib_options *opt, struct host *h, char *ski
 /*
  * The simulator's run of host @h at the costs @c (the known terms' costs,
  * and refill's time constant, on which the refills counted depend) and its
- * equations, one set a kernel run (or its own, standing in for the kernel). A busy ksmd (no sleep)
- * finishes scans faster than the runner reads its counters, so the
- * kernel's rows may be far apart and its last one beyond the workload's
- * scans: the simulator then runs as far, so that every row has its work.
+ * equations, one set a kernel run (or its own at the truth, standing in for
+ * the kernel). A busy ksmd (no sleep) finishes scans faster than the runner
+ * reads its counters, so the kernel's rows may be far apart and its last
+ * one beyond the workload's scans: the simulator then runs as far, so that
+ * every row has its work.
  */
 static int host_equations(const struct source *src, struct host *h, struct system *sys,
 			  const struct sim_costs *c, char *err, size_t errlen)
@@ -1230,7 +1231,6 @@ static int session_open(const struct source *src, const struct sim_costs *start,
 	return 0;
 }
 
-/* Every calibration workload's equations from the runs so far, then the fit. */
 /* The fit's weighted residual sum of squares at @x: what it minimises. */
 static double weighted_residual(struct system *sys, const double *x)
 {
@@ -1299,6 +1299,7 @@ static int choose_tau(struct calib_session *s, struct system *sys, struct calib_
 	return 0;
 }
 
+/* refill's time constant, then every calibration workload's equations and their fit. */
 static int session_fit(struct calib_session *s, struct calib_result *res, char *err,
 		       size_t errlen)
 {
