@@ -332,10 +332,12 @@ static void global_sleeping(struct text *t, unsigned scans, unsigned sleep_ms, c
 	       "sleep_millisecs = %u\n%s", scans, sleep_ms, more);
 }
 
-/* The same with the kernel's default sleep, 20 ms. */
+/* The same with the kernel's default sleep. */
+#define DEFAULT_SLEEP_MS 20u
+
 static void global(struct text *t, unsigned scans, const char *more)
 {
-	global_sleeping(t, scans, 20, more);
+	global_sleeping(t, scans, DEFAULT_SLEEP_MS, more);
 }
 
 static void same_region(struct text *t, const char *name, const char *process, uint64_t pages,
@@ -438,17 +440,17 @@ static void build_default_knobs(struct text *t, uint64_t pages)
 #define TINY_SPLIT 32u
 #define TINY_BATCHES 8u
 
-/* @n same pages in one process, at rest after sleeps, TINY_SCANS scans */
-static void tiny_same(struct text *t, uint64_t n)
+/* @n same pages in one process, at rest after @sleep_ms sleeps, TINY_SCANS scans */
+static void tiny_same(struct text *t, uint64_t n, unsigned sleep_ms)
 {
-	global(t, TINY_SCANS, "");
+	global_sleeping(t, TINY_SCANS, sleep_ms, "");
 	same_region(t, "a", "main", n, 5);
 }
 
 static void build_tiny(struct text *t, uint64_t pages)
 {
 	(void)pages;
-	tiny_same(t, TINY_PAGES);
+	tiny_same(t, TINY_PAGES, DEFAULT_SLEEP_MS);
 }
 
 /*
@@ -459,7 +461,7 @@ static void build_tiny(struct text *t, uint64_t pages)
 static void build_few(struct text *t, uint64_t pages)
 {
 	(void)pages;
-	tiny_same(t, FEW_PAGES);
+	tiny_same(t, FEW_PAGES, DEFAULT_SLEEP_MS);
 }
 
 /*
@@ -472,22 +474,16 @@ static void build_few(struct text *t, uint64_t pages)
 #define FEW_SHORT_SLEEP_MS 5u
 #define FEW_LONG_SLEEP_MS 100u
 
-static void few_after(struct text *t, unsigned sleep_ms)
-{
-	global_sleeping(t, TINY_SCANS, sleep_ms, "");
-	same_region(t, "a", "main", FEW_PAGES, 5);
-}
-
 static void build_few_short(struct text *t, uint64_t pages)
 {
 	(void)pages;
-	few_after(t, FEW_SHORT_SLEEP_MS);
+	tiny_same(t, FEW_PAGES, FEW_SHORT_SLEEP_MS);
 }
 
 static void build_few_long(struct text *t, uint64_t pages)
 {
 	(void)pages;
-	few_after(t, FEW_LONG_SLEEP_MS);
+	tiny_same(t, FEW_PAGES, FEW_LONG_SLEEP_MS);
 }
 
 /* TINY_PAGES same pages in TINY_BATCHES batches a scan, @sleep_ms apart */
@@ -1331,16 +1327,25 @@ out:
 	return rc;
 }
 
+/* The default costs with the microbenchmarked ones measured here, into @c. */
+static void micro_costs(const struct calib_options *opt, struct sim_costs *c)
+{
+	struct sim_config cfg;
+
+	sim_config_default(&cfg);
+	*c = cfg.costs;
+	note(opt, "userspace microbenchmarks");
+	calib_micro(opt->runs, c);
+}
+
 int calib_session_open(const struct calib_options *opt, struct calib_session **s, char *err,
 		       size_t errlen)
 {
 	struct source src = { NULL, opt, 0 };
-	struct sim_config cfg;
+	struct sim_costs start;
 
-	sim_config_default(&cfg);
-	note(opt, "userspace microbenchmarks");
-	calib_micro(opt->runs, &cfg.costs);
-	return session_open(&src, &cfg.costs, s, err, errlen);
+	micro_costs(opt, &start);
+	return session_open(&src, &start, s, err, errlen);
 }
 
 int calib_session_round(struct calib_session *s, char *skip, size_t skiplen, char *err,
@@ -1423,12 +1428,7 @@ int calib_run(const struct calib_options *opt, struct calib_result *res, char *e
 
 	memset(res, 0, sizeof(*res));
 	if (!opt->kernel) {
-		struct sim_config cfg;
-
-		sim_config_default(&cfg);
-		res->costs = cfg.costs;
-		note(opt, "userspace microbenchmarks");
-		calib_micro(opt->runs, &res->costs);
+		micro_costs(opt, &res->costs);
 		snprintf(res->kernel_skip, sizeof(res->kernel_skip), "not asked for");
 		return 0;
 	}

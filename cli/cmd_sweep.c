@@ -555,7 +555,8 @@ static void print_note(const char *line, void *arg)
 
 /*
  * predict --calibrate: the calibration's microbenchmarks, then the sweep
- * with the calibration's kernel rounds between its own (sweep_fit_new).
+ * with the calibration's kernel runs between its own (sweep_fit_new).
+ * --sim-only is refused with it by the rules: here the kernel is unusable.
  */
 static int run_calibrated(const struct sweep_args *a, struct sweep_env *env)
 {
@@ -566,7 +567,7 @@ static int run_calibrated(const struct sweep_args *a, struct sweep_env *env)
 	if (!env->kernel) {
 		kernel_usable(why, sizeof(why));
 		cli_error("sweep: --calibrate measures this kernel's ksmd, and cannot here: %s",
-			  a->sim_only ? "--sim-only" : why);
+			  why);
 		return CLI_SKIPPED;
 	}
 	calib_options_init(&opt);
