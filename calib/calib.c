@@ -486,6 +486,24 @@ static void build_few_long(struct text *t, uint64_t pages)
 	tiny_same(t, FEW_PAGES, FEW_LONG_SLEEP_MS);
 }
 
+/*
+ * FEW_PAGES pages at rest, and beside them a page KSM does not scan,
+ * discarded and written again (faulted in afresh) after every other scan
+ * from the second: the scan after it drains an LRU cache (lru_drain, sim.h)
+ * and the next does not, with nothing else between them to tell apart.
+ */
+static void build_few_faults(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	tiny_same(t, FEW_PAGES, DEFAULT_SLEEP_MS);
+	put(t, "[region other]\nprocess = main\npages = 1\nfill = same\nvalue = 7\n"
+	       "merge = none\n");
+	for (unsigned scan = 2; scan < TINY_SCANS; scan += 2)
+		put(t, "[event d%u]\nat = after-scan:%u\naction = discard\nregion = other\n"
+		       "[event f%u]\nat = after-scan:%u\naction = write\nregion = other\n"
+		       "value = 7\n", scan, scan, scan, scan);
+}
+
 /* TINY_PAGES same pages in TINY_BATCHES batches a scan, @sleep_ms apart */
 static void tiny_in_batches(struct text *t, unsigned scans, unsigned sleep_ms)
 {
@@ -695,6 +713,7 @@ static const struct calib_workload workloads[] = {
 	{ "few", build_few, 2, true, 0, TINY_POOL },
 	{ "few-short", build_few_short, 2, false, 0, TINY_POOL },
 	{ "few-long", build_few_long, 2, false, 0, TINY_POOL },
+	{ "few-faults", build_few_faults, 2, false, 0, TINY_POOL },
 	{ "tiny-batches", build_tiny_batches, 3, false, 0, TINY_POOL },
 	{ "tiny-mms", build_tiny_mms, 2, true, 0, TINY_POOL },
 	{ "tiny-vmas", build_tiny_vmas, 2, true, 0, TINY_POOL },
@@ -772,6 +791,12 @@ struct unknowns {
 	enum sim_cost_term term[SIM_TERM_COUNT];
 	size_t n;
 };
+
+/* The terms calibrate fits, counted at compile time: each is an unknown. */
+#define COUNT_FITTED_(name, cost, work, how, doc) +((how) == SIM_COST_FIT)
+enum { FITTED_TERMS = 0 SIM_COST_TERMS(COUNT_FITTED_) };
+#undef COUNT_FITTED_
+_Static_assert(FITTED_TERMS <= CALIB_MAX_UNKNOWNS, "raise CALIB_MAX_UNKNOWNS (calib.h)");
 
 static void fitted_terms(struct unknowns *u)
 {

@@ -142,7 +142,7 @@ void calib_micro(unsigned runs, struct sim_costs *c);
  * refitted); with @se (may be NULL), each unknown's standard error. Returns
  * 0, or -1 when the system is singular.
  */
-#define CALIB_MAX_UNKNOWNS 24
+#define CALIB_MAX_UNKNOWNS 32
 int calib_solve(const double *a, const double *b, size_t m, size_t n, double *x, double *se);
 
 /*

@@ -100,6 +100,8 @@ struct sim;
 	X(scan, scan_ns, scans, SIM_COST_FIT, "the start of a full scan in a batch after a sleep") \
 	X(busy_scan, busy_scan_ns, busy_scans, SIM_COST_FIT,                                 \
 	  "the same in a busy batch, the mm list and trees still cached")                   \
+	X(lru_drain, lru_drain_ns, lru_drains, SIM_COST_FIT,                                 \
+	  "a full scan's start after pages were faulted in or copied: drain the LRU caches") \
 	X(mm_slot, mm_slot_ns, mm_slots, SIM_COST_FIT,                                       \
 	  "an mm_slot the cursor enters (its mmap lock, the VMA lookup), in a batch after a sleep") \
 	X(busy_mm_slot, busy_mm_slot_ns, busy_mm_slots, SIM_COST_FIT,                        \
@@ -146,6 +148,20 @@ struct sim;
  */
 #define SIM_REFILL_UNITS 1000u
 #define SIM_REFILL_TAU_MS 25.0 /* the default of sim_costs.refill_tau_ms */
+
+/*
+ * Every full scan starts by draining each CPU's LRU caches (the kernel's
+ * lru_add_drain_all), which is work ksmd queues on the CPUs that hold any
+ * and waits for. A page faulted in or copied on write since the last scan
+ * began sits in such a cache, so the next scan's start costs lru_drain_ns
+ * more (counted once however many pages: a cache holds a few dozen). Two
+ * pages faulted in a region KSM does not scan, between scans of a 2-page
+ * host at rest, cost the kernel about 15 us at the next scan (median of 30
+ * runs, paired with the same host without them; rewriting pages already
+ * there, 2 us: 2026-12-06). ksm_tests -U's writes, which copy its two KSM
+ * pages, are such faults. calibrate's few-faults host has a scan with a
+ * drain and one without, in turn.
+ */
 
 /* How `ksmkit calibrate` obtains a term's cost (the fourth column above). */
 enum sim_cost_source { SIM_COST_FIT, SIM_COST_MICRO, SIM_COST_KEPT };

@@ -125,6 +125,7 @@ static inline uint64_t sim_frame_content_id(const struct sim *s, const struct si
 	F(batch_visits0, s->batch_visits0, 1, OBSERVED, KEEP)                           \
 	F(batch_merges0, s->batch_merges0, 1, OBSERVED, KEEP)                           \
 	F(batch_refills, s->batch_refills, 1, OBSERVED, KEEP)                           \
+	F(lru_pending, s->lru_pending, 1, OBSERVED, KEEP)                               \
 	F(cold, s->cold, 1, OBSERVED, KEEP)                                             \
 	F(batch_steps, s->batch_steps, 1, OBSERVED, KEEP)                               \
 	F(batches, s->batches, 1, OBSERVED, KEEP)                                       \

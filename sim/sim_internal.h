@@ -317,6 +317,8 @@ struct sim {
 	uint64_t batch_visits0;  /* work.visits when the batch in progress began */
 	uint64_t batch_merges0;  /* work.merges then */
 	uint64_t batch_refills;  /* the refills it began with (0: busy) */
+	bool lru_pending;        /* a page was faulted in or copied since the last
+				  * full scan began: the next drains (lru_drain) */
 	bool cold;               /* the batch in progress (or the next) follows a sleep
 				  * or a pause: its first visits cost more */
 	uint64_t slept_ns;       /* how long ksmd slept before the next batch: its

@@ -361,11 +361,17 @@ static void charge_cold_or_busy(struct sim *s, uint64_t *cold_units, double cold
 	}
 }
 
-/* Start of a full scan: empty the unstable trees, move to the first slot. */
+/* Start of a full scan: drain the LRU caches if pages came since the last
+ * began, empty the unstable trees, move to the first slot. */
 static void start_full_scan(struct sim *s)
 {
 	charge_cold_or_busy(s, &s->work.scans, s->cfg.costs.scan_ns, &s->work.busy_scans,
 			    s->cfg.costs.busy_scan_ns);
+	if (s->lru_pending) {
+		s->lru_pending = false;
+		s->work.lru_drains++;
+		sim_charge(s, s->cfg.costs.lru_drain_ns);
+	}
 	advisor_start_scan(s);
 	if (s->cfg.mutant == SIM_MUTANT_NO_UNSTABLE_RESET) /* mutant: the old tree stays */
 		goto kept;

@@ -657,6 +657,39 @@ START_TEST(a_zero_page_pte_costs_zero_pte_ns)
 END_TEST
 
 /*
+ * A full scan's start drains the LRU caches once if a page was faulted in
+ * or copied since the last began: scan 1 (the pages of the setup); scan 3
+ * after a write that copies a KSM page; scan 5 after a page of a region KSM
+ * does not scan is faulted in again; not scan 2 nor 4, nor scan 6 after a
+ * write into a page already there.
+ */
+START_TEST(a_scan_after_new_pages_drains_the_lru_caches)
+{
+	const char *text = "[global]\nscans = 6\nsmart_scan = 0\npages_to_scan = 1000\n"
+			   "[region a]\npages = 4\nfill = same\nvalue = 3\n"
+			   "[region o]\npages = 1\nfill = same\nvalue = 5\nmerge = none\n"
+			   "[event w]\nat = after-scan:2\naction = write\nregion = a\npages = 0\n"
+			   "value = 9\n"
+			   "[event d]\nat = after-scan:4\naction = discard\nregion = o\n"
+			   "[event f]\nat = after-scan:4\naction = write\nregion = o\nvalue = 6\n"
+			   "[event r]\nat = after-scan:5\naction = write\nregion = o\nvalue = 8\n";
+	static const uint64_t drains[] = { 0, 1, 0, 1, 0, 1, 0 };
+	struct trace *t = trace_at_unit_costs(text);
+
+	for (unsigned scan = 1; scan <= 6; scan++) {
+		const struct trace_row *before, *r = scan_row(t, scan, &before);
+
+		ck_assert_msg(r->cost[SIM_TERM_lru_drain] - before->cost[SIM_TERM_lru_drain] ==
+				      drains[scan],
+			      "scan %u: %llu drains", scan,
+			      (unsigned long long)(r->cost[SIM_TERM_lru_drain] -
+						   before->cost[SIM_TERM_lru_drain]));
+	}
+	trace_free(t);
+}
+END_TEST
+
+/*
  * The cost terms: with every cost 1 ns, each cost_TERM_ns column of the
  * trace counts that term's work, and in every row the columns add up to
  * ksmd's CPU time. Two processes (three mappings, the second process's a
@@ -719,6 +752,7 @@ int main(void)
 	tcase_add_test(tc, a_sampled_visit_costs_its_words);
 	tcase_add_test(tc, cost_terms_count_their_work_and_add_up);
 	tcase_add_test(tc, a_zero_page_pte_costs_zero_pte_ns);
+	tcase_add_test(tc, a_scan_after_new_pages_drains_the_lru_caches);
 	tcase_add_test(tc, a_batch_refills_by_its_sleep_and_time_constant);
 	tcase_add_test(tc, the_first_merges_after_a_sleep_cost_by_its_refills);
 	tcase_add_test(tc, a_skip_is_charged_in_place_of_its_visit);
