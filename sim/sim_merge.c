@@ -668,6 +668,10 @@ wrprotected:
 	}
 	s->work.merges++;
 	sim_charge(s, s->cfg.costs.merge_ns);
+	if (s->work.merges - s->batch_merges0 == 1) {
+		s->work.first_merges++;
+		sim_charge(s, s->cfg.costs.first_merge_ns);
+	}
 	if (s->batch_refills && s->work.merges - s->batch_merges0 <= SIM_COLD_MERGES) {
 		s->work.cold_merges += s->batch_refills;
 		sim_charge(s, (double)s->batch_refills * s->cfg.costs.cold_merge_ns);

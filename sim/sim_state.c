@@ -58,7 +58,8 @@ void sim_config_default(struct sim_config *cfg)
 	 * medians. The kernel agreed: 200 same pages took 411-609 us to merge
 	 * in scan 2, 100 forked ones (half the merges free nothing) 344-471.
 	 * lru_drain_ns (2026-12-06): the kernel's scan after two pages were
-	 * faulted in, less the same scan without, median of 30 paired runs */
+	 * faulted in, less the same scan without, median of 30 paired runs;
+	 * first_merge_ns: the intercept of the merge scans in sim.h */
 	cfg->costs = (struct sim_costs){
 		.hz = 250,
 		.visit_ns = 230,
@@ -75,6 +76,7 @@ void sim_config_default(struct sim_config *cfg)
 		.merge_ns = 645,
 		.merge_free_ns = 720,
 		.cold_merge_ns = 0,
+		.first_merge_ns = 10000,
 		.zero_merge_ns = 1010,
 		.thp_split_ns = 20000,
 		.skip_ns = 230,

@@ -611,6 +611,36 @@ START_TEST(the_first_merges_after_a_sleep_cost_by_its_refills)
 END_TEST
 
 /*
+ * first_merge: a batch that merges pays it once. 100 equal pages merge in
+ * scan 2: in one batch at pages_to_scan 1000, in four at 25 (the first
+ * batch merges 24, each of the others 25); no merge, none after.
+ */
+START_TEST(a_batch_that_merges_pays_first_merge_once)
+{
+	static const unsigned pages_to_scan[] = { 1000, 25 };
+	static const uint64_t batches[] = { 1, 4 };
+
+	for (unsigned i = 0; i < 2; i++) {
+		char text[256];
+		const struct trace_row *before, *r;
+		struct trace *t;
+
+		snprintf(text, sizeof(text),
+			 "[global]\nscans = 3\nsmart_scan = 0\npages_to_scan = %u\n"
+			 "[region a]\npages = 100\nfill = same\nvalue = 3\n", pages_to_scan[i]);
+		t = trace_at_unit_costs(text);
+		r = scan_row(t, 2, &before);
+		ck_assert_uint_eq(r->cost[SIM_TERM_merge] - before->cost[SIM_TERM_merge], 99);
+		ck_assert_uint_eq(r->cost[SIM_TERM_first_merge] - before->cost[SIM_TERM_first_merge],
+				  batches[i]);
+		r = scan_row(t, 3, &before);
+		ck_assert_uint_eq(r->cost[SIM_TERM_first_merge], before->cost[SIM_TERM_first_merge]);
+		trace_free(t);
+	}
+}
+END_TEST
+
+/*
  * A smart-scan skip is charged in place of its visit: 4 unique pages,
  * smart scan on, 12 scans; every scan stops at each page once, either a
  * visit or a skip, and the skips come (from the fourth visit on).
@@ -753,6 +783,7 @@ int main(void)
 	tcase_add_test(tc, cost_terms_count_their_work_and_add_up);
 	tcase_add_test(tc, a_zero_page_pte_costs_zero_pte_ns);
 	tcase_add_test(tc, a_scan_after_new_pages_drains_the_lru_caches);
+	tcase_add_test(tc, a_batch_that_merges_pays_first_merge_once);
 	tcase_add_test(tc, a_batch_refills_by_its_sleep_and_time_constant);
 	tcase_add_test(tc, the_first_merges_after_a_sleep_cost_by_its_refills);
 	tcase_add_test(tc, a_skip_is_charged_in_place_of_its_visit);
