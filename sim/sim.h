@@ -136,9 +136,10 @@ struct sim;
  * merge scan of 2, 4, 8 and 32 equal pages less their scans at rest, 10
  * ms sleeps, cost 12.4, 17.6, 24.8 and 83.7 us (1, 3, 7 and 31 merges;
  * two pairs, 2 merges, 15.2: medians of 12 runs each, 2026-12-06), about
- * 10 us and 2.4 a merge, where the model's merges and checksums alone
- * gave 3.3, 8.8, 19.8 and 85.6. What the kernel spends it on is not known
- * here: not the new KSM page (two pairs cost less than four equal pages).
+ * 10 us and 2.4 a merge, where the model without the term (at a
+ * calibration's costs that day) gave 3.3, 8.8, 19.8 and 85.6: no
+ * intercept. What the kernel spends it on is not known here: not the new
+ * KSM page (two pairs cost less than four equal pages).
  */
 
 /*

@@ -631,6 +631,7 @@ static int merge_one_page(struct sim *s, uint32_t slot, uint32_t frame, uint32_t
 {
 	struct sim_page *p = &s->page[slot];
 	uint32_t mm = mm_of_slot(s, slot);
+	uint64_t nth;
 
 	if (frame == kpage)
 		return 0; /* a forked KSM page */
@@ -668,11 +669,12 @@ wrprotected:
 	}
 	s->work.merges++;
 	sim_charge(s, s->cfg.costs.merge_ns);
-	if (s->work.merges - s->batch_merges0 == 1) {
+	nth = s->work.merges - s->batch_merges0; /* of the batch's merges */
+	if (nth == 1) {
 		s->work.first_merges++;
 		sim_charge(s, s->cfg.costs.first_merge_ns);
 	}
-	if (s->batch_refills && s->work.merges - s->batch_merges0 <= SIM_COLD_MERGES) {
+	if (s->batch_refills && nth <= SIM_COLD_MERGES) {
 		s->work.cold_merges += s->batch_refills;
 		sim_charge(s, (double)s->batch_refills * s->cfg.costs.cold_merge_ns);
 	}
