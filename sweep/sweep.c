@@ -51,9 +51,31 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/*
+ * The largest k (at least 1) whose k-th smallest and k-th largest of @m
+ * measurements hold their median with odds of 90% or more: the odds that
+ * fewer than k of them fall below the median are those of fewer than k
+ * heads in m tosses, and each side may take 5%.
+ */
+static unsigned median_ci_rank(unsigned m)
+{
+	double term = ldexp(1.0, -(int)m), below = 0; /* P(i heads), P(fewer than k) */
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < m / 2; i++) {
+		below += term;
+		if (below > 0.05)
+			break;
+		k = i + 1;
+		term = term * (m - i) / (i + 1);
+	}
+	return k ? k : 1;
+}
+
 struct sweep_stat sweep_stat_of(double *v, unsigned n)
 {
-	struct sweep_stat st = { NAN, NAN, NAN, 0 };
+	struct sweep_stat st = { NAN, NAN, NAN, 0, NAN, NAN };
+	unsigned k;
 	unsigned m = 0;
 
 	for (unsigned i = 0; i < n; i++)
@@ -66,6 +88,9 @@ struct sweep_stat sweep_stat_of(double *v, unsigned n)
 	st.max = v[m - 1];
 	st.median = m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
 	st.n = m;
+	k = median_ci_rank(m);
+	st.lo = v[k - 1];
+	st.hi = v[m - k];
 	return st;
 }
 
@@ -85,6 +110,8 @@ static void round_as_written(struct sweep_stat *st)
 	st->min = as_written(st->min);
 	st->median = as_written(st->median);
 	st->max = as_written(st->max);
+	st->lo = as_written(st->lo);
+	st->hi = as_written(st->hi);
 }
 
 /*
@@ -291,7 +318,7 @@ static int parse_row(const struct sweep_def *d, char *line, struct sweep_point_r
 		return sweep_fail(why, whylen, "a second row for '%s' at x = %s", field[0], field[1]);
 	if (!(v[1] <= v[2] && v[2] <= v[3]))
 		return sweep_fail(why, whylen, "min <= median <= max does not hold");
-	*slot = (struct sweep_stat){ v[1], v[2], v[3], 1 };
+	*slot = (struct sweep_stat){ v[1], v[2], v[3], 1, v[1], v[3] };
 	return 0;
 }
 

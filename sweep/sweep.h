@@ -142,10 +142,17 @@ int sweep_workload_text(const struct sweep_def *d, size_t point, size_t series,
 			const struct sweep_env *env, char *buf, size_t len, char *err,
 			size_t errlen);
 
-/* min, median and max of @n measurements (n 0: nothing measured). */
+/*
+ * min, median and max of @n measurements (n 0: nothing measured), and
+ * [lo, hi], the median's confidence interval of at least 90% that needs no
+ * assumption about their distribution: the k-th smallest and the k-th
+ * largest, k as large as the binomial odds allow (1 up to 8 measurements:
+ * min and max; 2 from 9, 3 from 11). Rows read back give min and max.
+ */
 struct sweep_stat {
 	double min, median, max;
 	unsigned n;
+	double lo, hi;
 };
 
 /* The result of one point: per series, then per ratio. */

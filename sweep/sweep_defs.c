@@ -1753,24 +1753,27 @@ void sweep_fit_free(struct sweep_fit *f)
 }
 
 /*
- * The band predict holds the CPU ratios to, and the spread of the kernel's
- * own repetitions beyond which no prediction can be within it of them all:
- * their largest over their smallest above PREDICT_HI / PREDICT_LO.
+ * The band predict holds the CPU ratios to. A median outside it is a miss
+ * the repetitions show when the median's confidence interval of 90% or
+ * more (sweep_stat: at 5 runs their min and max, 1 in 32 each side; at 9
+ * the second smallest and largest) lies beyond the same edge; when the
+ * interval reaches into the band, the workload is named with it: the
+ * kernel's own runs did not tell its median from the band.
  */
 #define PREDICT_LO 0.85
 #define PREDICT_HI 1.15
 
 enum cpu_verdict { CPU_WITHIN, CPU_NOISY, CPU_OUT, CPU_UNMEASURED };
 
-static enum cpu_verdict cpu_verdict(const struct sweep_stat *kernel, const struct sweep_stat *r)
+static enum cpu_verdict cpu_verdict(const struct sweep_stat *r)
 {
 	if (!r->n || !(r->median > 0))
 		return CPU_UNMEASURED;
 	if (r->median >= PREDICT_LO && r->median <= PREDICT_HI)
 		return CPU_WITHIN;
-	if (kernel->n >= 2 && kernel->min > 0 && kernel->max / kernel->min > PREDICT_HI / PREDICT_LO)
-		return CPU_NOISY;
-	return CPU_OUT;
+	if (r->hi < PREDICT_LO || r->lo > PREDICT_HI)
+		return CPU_OUT;
+	return CPU_NOISY;
 }
 
 /* The median over the workloads of the CPU ratio @ratio, NAN if none. */
@@ -1787,38 +1790,46 @@ static double median_over_points(const struct sweep_def *d, const struct sweep_p
 }
 
 /*
- * One line per verdict for the CPU ratio @ratio (over kernel series
- * @kseries): how many are within the band, which are named because the
- * kernel's own repetitions spread wider than the band (with that spread),
- * and which are out; then the ratios' median over the workloads, which
- * says whether they moved together (predict_explain).
+ * One line per verdict for the CPU ratio @ratio: how many are within the
+ * band, which are named because their median's interval reaches into it
+ * (with the interval), and which are out, the interval beyond one edge; then
+ * the ratios' median over the workloads, which says whether they moved
+ * together (predict_explain).
  */
-static void judge_cpu(const struct sweep_def *d, const struct sweep_point_result *res,
-		      size_t kseries, size_t ratio, const char *what, FILE *out)
+static size_t count_verdict(const struct sweep_def *d, const struct sweep_point_result *res,
+			    size_t ratio, enum cpu_verdict v)
 {
-	size_t count[CPU_UNMEASURED + 1] = { 0 };
+	size_t n = 0;
 
 	for (size_t p = 0; p < d->npoints; p++)
-		count[cpu_verdict(&res[p].series[kseries], &res[p].ratio[ratio])]++;
-	if (count[CPU_UNMEASURED] == d->npoints)
+		n += cpu_verdict(&res[p].ratio[ratio]) == v;
+	return n;
+}
+
+static void judge_cpu(const struct sweep_def *d, const struct sweep_point_result *res,
+		      size_t ratio, const char *what, FILE *out)
+{
+	size_t unmeasured = count_verdict(d, res, ratio, CPU_UNMEASURED);
+
+	if (unmeasured == d->npoints)
 		return; /* no kernel: nothing to judge */
-	fprintf(out, "CPU ratio %s: %zu of %zu within %.2f-%.2f", what, count[CPU_WITHIN],
-		d->npoints - count[CPU_UNMEASURED], PREDICT_LO, PREDICT_HI);
+	fprintf(out, "CPU ratio %s: %zu of %zu within %.2f-%.2f", what,
+		count_verdict(d, res, ratio, CPU_WITHIN), d->npoints - unmeasured, PREDICT_LO,
+		PREDICT_HI);
 	for (int v = CPU_NOISY; v <= CPU_OUT; v++) {
 		bool first = true;
 
 		for (size_t p = 0; p < d->npoints; p++) {
-			const struct sweep_stat *k = &res[p].series[kseries];
 			const struct sweep_stat *r = &res[p].ratio[ratio];
 
-			if (cpu_verdict(k, r) != (enum cpu_verdict)v)
+			if (cpu_verdict(r) != (enum cpu_verdict)v)
 				continue;
-			fprintf(out, "%s%s %.2f", first ? (v == CPU_NOISY
-					? ";\n  named, the kernel's own runs spread wider than the band"
-					  " (max/min): " : ";\n  out: ") : ", ",
-				predict_names[p], r->median);
-			if (v == CPU_NOISY)
-				fprintf(out, " (%.2f)", k->max / k->min);
+			fprintf(out, "%s%s %.2f (%.2f-%.2f)",
+				first ? (v == CPU_NOISY ? ";\n  named, the median outside, its "
+							  "interval reaching into the band: "
+							: ";\n  out, the median and its interval: ")
+				      : ", ",
+				predict_names[p], r->median, r->lo, r->hi);
 			first = false;
 		}
 	}
@@ -1876,7 +1887,11 @@ static void predict_explain(const struct sweep_def *d, const struct sweep_env *e
 		"scans past the workload's last step: %u, or as many as the model says take\n"
 		"%.0f ms of ksmd's CPU, up to %u). The wall clock at the default knobs is\n"
 		"mostly sleep, which the simulator knows exactly; the CPU ratio is the cost\n"
-		"model's accuracy. Goal: every CPU ratio within 0.85 to 1.15. A median over\n"
+		"model's accuracy. Goal: every CPU ratio within 0.85 to 1.15. A median\n"
+		"outside is out when its confidence interval of 90%% or more (the\n"
+		"repetitions' min and max at 5 runs, their second smallest and largest at\n"
+		"9, 3rd at 11) lies beyond the same edge, and named with the interval when\n"
+		"it reaches into the band. A median over\n"
 		"the workloads far from 1 says they moved together: the machine since the\n"
 		"costs were calibrated (ksmd's wakeups here drift by a tenth or more within\n"
 		"minutes), or the model for all alike.\n",
@@ -1884,8 +1899,8 @@ static void predict_explain(const struct sweep_def *d, const struct sweep_env *e
 	explain_fit(env, out);
 	explain_not_busy(d, env, out);
 	if (res) {
-		judge_cpu(d, res, PREDICT_KERNEL_CPU, 1, "own knobs", out);
-		judge_cpu(d, res, PREDICT_KERNEL_BUSY_CPU, 3, "busy", out);
+		judge_cpu(d, res, 1, "own knobs", out);
+		judge_cpu(d, res, 3, "busy", out);
 	}
 }
 

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "sweep.h"
+#include "sweep_internal.h"
 #include "workload.h"
 
 static struct sweep_env sim_env(double scale)
@@ -425,9 +426,10 @@ static struct sweep_point_result sample_result(const struct sweep_def *d)
 	memset(&r, 0, sizeof(r));
 	for (size_t s = 0; s < d->nseries; s++)
 		r.series[s] = (struct sweep_stat){ 10.0 + (double)s, 11.5 + (double)s,
-						   13.25 + (double)s, 5 };
+						   13.25 + (double)s, 5, 10.0 + (double)s,
+						   13.25 + (double)s };
 	for (size_t q = 0; q < d->nratios; q++)
-		r.ratio[q] = (struct sweep_stat){ 0.5, 0.75, 1.0, 5 };
+		r.ratio[q] = (struct sweep_stat){ 0.5, 0.75, 1.0, 5, 0.5, 1.0 };
 	return r;
 }
 
@@ -513,15 +515,42 @@ START_TEST(test_first_unmeasured_point)
 	ck_assert_int_eq(sweep_first_unmeasured(d, res), -1);
 	memset(&res[3], 0, sizeof(res[3]));
 	ck_assert_int_eq(sweep_first_unmeasured(d, res), 3);
-	res[3].ratio[0] = (struct sweep_stat){ 1, 1, 1, 1 }; /* a ratio alone counts */
+	res[3].ratio[0] = (struct sweep_stat){ 1, 1, 1, 1, 1, 1 }; /* a ratio alone counts */
 	ck_assert_int_eq(sweep_first_unmeasured(d, res), -1);
 }
 END_TEST
 
 /*
- * predict's verdict: a CPU ratio within 0.85-1.15 counts, one outside is
- * named when the kernel's own repetitions spread wider than the band, and
- * is out otherwise; points without a ratio are not counted.
+ * The median's interval: min and max up to 8 measurements (5: 1 in 32 a
+ * side), the second smallest and largest from 9 (10 in 512), the third
+ * from 11; NaNs (unmeasured repetitions) are left out first.
+ */
+START_TEST(test_stat_interval_by_binomial_odds)
+{
+	double five[] = { 5, 1, 4, 2, 3 };
+	double nine[] = { 9, 1, 8, 2, 7, 3, 6, 4, 5 };
+	double eleven[] = { 11, 1, 10, 2, 9, 3, 8, 4, 7, 5, 6 };
+	double holes[] = { NAN, 5, 1, NAN, 4, 2, 3, 9, 8, 7, 6 };
+	struct sweep_stat st;
+
+	st = sweep_stat_of(five, 5);
+	ck_assert(st.lo == 1 && st.hi == 5 && st.median == 3);
+	st = sweep_stat_of(nine, 9);
+	ck_assert(st.lo == 2 && st.hi == 8 && st.min == 1 && st.max == 9);
+	st = sweep_stat_of(eleven, 11);
+	ck_assert(st.lo == 3 && st.hi == 9);
+	st = sweep_stat_of(holes, 11);
+	ck_assert_uint_eq(st.n, 9);
+	ck_assert(st.lo == 2 && st.hi == 8 && st.median == 5);
+}
+END_TEST
+
+/*
+ * predict's verdict: a CPU ratio within 0.85-1.15 counts; one outside is
+ * out when its median's interval lies beyond the same edge, and named with
+ * the interval when that reaches into the band or past its other edge,
+ * however narrow the kernel's own spread; points without a ratio are not
+ * counted.
  */
 START_TEST(test_predict_verdict)
 {
@@ -534,19 +563,23 @@ START_TEST(test_predict_verdict)
 	FILE *out;
 
 	memset(res, 0, sizeof(res));
-	res[0].series[kcpu] = (struct sweep_stat){ 0.9, 1.0, 1.1, 5 };
-	res[0].ratio[1] = (struct sweep_stat){ 1.0, 1.1, 1.2, 5 };  /* within */
-	res[1].series[kcpu] = (struct sweep_stat){ 0.6, 1.0, 1.2, 5 };
-	res[1].ratio[1] = (struct sweep_stat){ 1.0, 1.3, 1.9, 5 };  /* named: 2.00 */
-	res[2].series[kcpu] = (struct sweep_stat){ 0.95, 1.0, 1.05, 5 };
-	res[2].ratio[1] = (struct sweep_stat){ 0.6, 0.7, 0.8, 5 };  /* out */
+	res[0].series[kcpu] = (struct sweep_stat){ 0.9, 1.0, 1.1, 5, 0.9, 1.1 };
+	res[0].ratio[1] = (struct sweep_stat){ 1.0, 1.1, 1.2, 5, 1.0, 1.2 };         /* within */
+	res[1].series[kcpu] = (struct sweep_stat){ 0.95, 1.0, 1.05, 5, 0.95, 1.05 };
+	res[1].ratio[1] = (struct sweep_stat){ 1.0, 1.3, 1.9, 5, 1.0, 1.9 };         /* named */
+	res[2].series[kcpu] = (struct sweep_stat){ 0.6, 1.0, 1.2, 5, 0.6, 1.2 };
+	res[2].ratio[1] = (struct sweep_stat){ 0.6, 0.7, 0.8, 5, 0.6, 0.8 };         /* out */
+	res[3].ratio[1] = (struct sweep_stat){ 0.7, 0.84, 1.2, 9, 0.8, 1.16 };       /* named */
+	res[4].ratio[1] = (struct sweep_stat){ 1.1, 1.2, 1.3, 9, 1.151, 1.25 };      /* out */
 	out = open_memstream(&text, &len);
 	d->explain(d, &env, res, out);
 	fclose(out);
-	ck_assert_msg(strstr(text, "CPU ratio own knobs: 1 of 3 within 0.85-1.15") != NULL, "%s",
+	ck_assert_msg(strstr(text, "CPU ratio own knobs: 1 of 5 within 0.85-1.15") != NULL, "%s",
 		      text);
-	ck_assert_msg(strstr(text, "(max/min): chains 1.30 (2.00);") != NULL, "%s", text);
-	ck_assert_msg(strstr(text, "out: cow-remerge 0.70\n") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "into the band: chains 1.30 (1.00-1.90), exit-middle 0.84 "
+				   "(0.80-1.16);") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "out, the median and its interval: cow-remerge 0.70 "
+				   "(0.60-0.80), fork-cow 1.20 (1.15-1.25)\n") != NULL, "%s", text);
 	ck_assert_msg(strstr(text, "their median over the workloads: 1.10\n") != NULL, "%s", text);
 	ck_assert_msg(strstr(text, "CPU ratio busy") == NULL, "no busy ratio to judge: %s", text);
 	free(text);
@@ -639,6 +672,7 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_rows_round_trip);
 	tcase_add_test(tc, test_measured_point_survives_its_rows);
 	tcase_add_test(tc, test_first_unmeasured_point);
+	tcase_add_test(tc, test_stat_interval_by_binomial_odds);
 	tcase_add_test(tc, test_predict_verdict);
 	tcase_add_test(tc, test_rounds_interleave_and_reduce_as_points_do);
 	tcase_add_test(tc, test_hooks_run_before_each_run_and_rewrite_rows);
