@@ -183,12 +183,15 @@ struct sim_snode {
 		 * CHAIN: an index of its dups, kept exact as they change, so that
 		 * stable_node_dup's choice needs no walk when nothing is stale
 		 * (sim_merge.c, choose_dup): how many of its dups have room
-		 * (0 < hlist_len < max_page_sharing, stale or not) and how many are
-		 * stale (their frame was freed; the kernel finds them by walking).
+		 * (0 < hlist_len < max_page_sharing, stale or not), how many are
+		 * stale (their frame was freed; the kernel finds them by walking)
+		 * and how many there are (what the kernel's walk looks at when
+		 * none has room: its cost).
 		 */
 		struct {
 			uint32_t room_dups;
 			uint32_t stale_dups;
+			uint32_t ndups;
 		};
 	};
 	uint64_t prune_time; /* CHAIN: jiffies of the last prune */

@@ -150,6 +150,7 @@ static void dup_add_head(struct sim *s, uint32_t chain, uint32_t dup)
 		s->snode[c->first].dup_prev = dup;
 	c->first = dup;
 	c->room_dups += has_room(s, dup);
+	c->ndups++;
 	s->count.stable_node_dups++;
 }
 
@@ -165,6 +166,7 @@ static void dup_unlink(struct sim *s, uint32_t dup)
 		s->snode[d->dup_next].dup_prev = d->dup_prev;
 	s->snode[d->chain].room_dups -= has_room(s, dup);
 	s->snode[d->chain].stale_dups -= !page_is_nodes(s, dup);
+	s->snode[d->chain].ndups--;
 }
 
 /* --- stale nodes ------------------------------------------------------------ */
@@ -297,10 +299,20 @@ static bool choice_is_known(const struct sim *s, const struct sim_snode *chain)
 	return chain->room_dups == 0 || has_room(s, chain->first);
 }
 
+/* The kernel's walk looked at @n dups (ksm_get_folio and the room test each). */
+static void dups_looked_at(struct sim *s, uint64_t n)
+{
+	s->work.prune_dups += n;
+	sim_charge(s, (double)n * s->cfg.costs.prune_ns);
+}
+
 /*
  * stable_node_dup: choose the dup of a chain to compare and merge with,
  * dropping stale dups met on the way. Returns the dup (0 when none lives,
  * after freeing the chain); *node becomes the dup if the chain collapsed.
+ * Each dup the kernel's walk looks at is charged, whether the choice was
+ * known without the walk or not: the head alone when it has room, every
+ * dup when none has, every one at a prune.
  */
 static uint32_t choose_dup(struct sim *s, uint32_t *node, bool prune)
 {
@@ -317,14 +329,12 @@ static uint32_t choose_dup(struct sim *s, uint32_t *node, bool prune)
 		chain->prune_time = now;
 	if (!prune && choice_is_known(s, chain)) {
 		found = chain->first;
+		dups_looked_at(s, has_room(s, found) ? 1 : chain->ndups);
 		goto chosen;
 	}
 	for (dup = chain->first; dup; dup = next) {
 		next = s->snode[dup].dup_next;
-		if (prune) {
-			s->work.prune_dups++;
-			sim_charge(s, s->cfg.costs.prune_ns);
-		}
+		dups_looked_at(s, 1);
 		if (!sim_snode_alive(s, dup))
 			continue;
 		if (!found || (sharing_candidate(s, dup, 0) &&

@@ -720,6 +720,45 @@ START_TEST(a_scan_after_new_pages_drains_the_lru_caches)
 END_TEST
 
 /*
+ * A dup of a chain is charged each time the kernel's walk looks at it,
+ * whether the simulator needed the walk or not: 9 equal pages with
+ * max_page_sharing 2 merge into a chain of 4 full dups and a straggler
+ * that merges with none. From scan 3 on the straggler's search is the only
+ * one, and it looks at all 4 dups: at a prune (interval 0, the walk taken)
+ * and without one (the choice known from the chain's count of dups with
+ * room: none).
+ */
+START_TEST(a_search_pays_each_dup_the_kernel_looks_at)
+{
+	static const unsigned prune_ms[] = { 0, 100000 };
+
+	for (unsigned i = 0; i < 2; i++) {
+		char text[320];
+		struct trace *t;
+
+		snprintf(text, sizeof(text),
+			 "[global]\nscans = 5\nsmart_scan = 0\npages_to_scan = 1000\n"
+			 "max_page_sharing = 2\nstable_node_chains_prune_millisecs = %u\n"
+			 "[region a]\npages = 9\nfill = same\nvalue = 3\n", prune_ms[i]);
+		t = trace_at_unit_costs(text);
+		for (unsigned scan = 3; scan <= 5; scan++) {
+			const struct trace_row *before, *r = scan_row(t, scan, &before);
+
+			ck_assert_uint_eq(r->counter[TRACE_STABLE_NODE_DUPS], 4);
+			ck_assert_uint_eq(r->counter[TRACE_PAGES_SHARING] +
+						  r->counter[TRACE_PAGES_SHARED], 8);
+			ck_assert_msg(r->cost[SIM_TERM_prune] - before->cost[SIM_TERM_prune] == 4,
+				      "prune every %u ms, scan %u: %llu dups looked at", prune_ms[i],
+				      scan,
+				      (unsigned long long)(r->cost[SIM_TERM_prune] -
+							   before->cost[SIM_TERM_prune]));
+		}
+		trace_free(t);
+	}
+}
+END_TEST
+
+/*
  * The cost terms: with every cost 1 ns, each cost_TERM_ns column of the
  * trace counts that term's work, and in every row the columns add up to
  * ksmd's CPU time. Two processes (three mappings, the second process's a
@@ -783,6 +822,7 @@ int main(void)
 	tcase_add_test(tc, cost_terms_count_their_work_and_add_up);
 	tcase_add_test(tc, a_zero_page_pte_costs_zero_pte_ns);
 	tcase_add_test(tc, a_scan_after_new_pages_drains_the_lru_caches);
+	tcase_add_test(tc, a_search_pays_each_dup_the_kernel_looks_at);
 	tcase_add_test(tc, a_batch_that_merges_pays_first_merge_once);
 	tcase_add_test(tc, a_batch_refills_by_its_sleep_and_time_constant);
 	tcase_add_test(tc, the_first_merges_after_a_sleep_cost_by_its_refills);
