@@ -650,6 +650,29 @@ static void build_forked(struct text *t, uint64_t pages)
 	put(t, "[event f]\nat = after-scan:0\naction = fork\nprocess = main\nchild = kid\n");
 }
 
+/*
+ * CHAIN_PAGES equal pages with max_page_sharing 2, pruned at every search
+ * (stable_node_chains_prune_millisecs 0): scan 2 merges them into one
+ * chain of CHAIN_PAGES / 2 dups, each page's search walking every dup
+ * made before it (prune, sim.h); after every other scan from the third,
+ * CHAIN_SEARCHES of them are written with the value they hold (a COW copy,
+ * no longer KSM), and at the next scan each searches the chain, walks all
+ * its dups and merges back. The scans between search nothing.
+ */
+#define CHAIN_PAGES 2048u
+#define CHAIN_SEARCHES 16u
+#define CHAIN_SCANS 12u
+
+static void build_chain_prunes(struct text *t, uint64_t pages)
+{
+	(void)pages;
+	global(t, CHAIN_SCANS, "max_page_sharing = 2\nstable_node_chains_prune_millisecs = 0\n");
+	same_region(t, "a", "main", CHAIN_PAGES, 5);
+	for (unsigned scan = 3; scan < CHAIN_SCANS; scan += 2)
+		put(t, "[event w%u]\nat = after-scan:%u\naction = write\nregion = a\n"
+		       "pages = 0-%u\nvalue = 5\n", scan, scan, CHAIN_SEARCHES - 1);
+}
+
 /* three quarters of the pages discarded after scan 1: ksmd frees their
  * rmap_items at its next pass, then finds nothing at those addresses */
 static void build_discarded(struct text *t, uint64_t pages)
@@ -724,6 +747,7 @@ static const struct calib_workload workloads[] = {
 	{ "busy-medium", build_busy_medium, 3, false, BUSY_MEDIUM_WINDOW, 1 },
 	{ "busy-skips", build_busy_skips, 3, false, BUSY_MEDIUM_WINDOW, 1 },
 	{ "forked", build_forked, 2, false, 0, TINY_POOL },
+	{ "chain-prunes", build_chain_prunes, 2, false, 0, 1 },
 	{ "discarded", build_discarded, 2, false, 0, 1 },
 	{ "exec-churn", build_exec_churn, 2, false, 0, 1 },
 	{ "zero", build_zero, 2, false, 0, 1 },

@@ -117,7 +117,8 @@ struct sim;
 	X(rmap_alloc, rmap_alloc_ns, rmap_allocs, SIM_COST_FIT, "allocate an rmap_item")       \
 	X(rmap_free, rmap_free_ns, rmap_frees, SIM_COST_FIT,                                 \
 	  "free an rmap_item, out of its tree (unmap, unmerge, exit)")                      \
-	X(prune, prune_ns, prune_dups, SIM_COST_KEPT, "a dup looked at by a chain prune")
+	X(prune, prune_ns, prune_dups, SIM_COST_FIT,                                          \
+	  "a dup of a chain looked at: all at a prune, else up to the first with room")
 
 #define SIM_COLD_VISITS 256u
 /*

@@ -31,8 +31,11 @@ void sim_config_default(struct sim_config *cfg)
 	 * calibrations on 2026-12-02, bench/results/costs-2026-12-02.ini is
 	 * one). scan_ns came out at 841, 0 and 2 ns, absent_page_ns and
 	 * rmap_free_ns at 0 every time: below the noise of the scans that have
-	 * them. thp_split_ns and prune_ns are estimates calibrate does not
-	 * measure; skip_ns is fitted since 2026-12-06 on busy unique pages with
+	 * them. thp_split_ns is an estimate calibrate does not measure;
+	 * prune_ns is the first fit of calib.c's chain-prunes host (2026-12-06
+	 * 15:21 UTC: 35.5 +- 1.9 ns a dup looked at; the scan that builds its
+	 * chain of 1024 dups looks at 1.57 million and cost the kernel 38-42
+	 * ns a dup beyond the model without the term); skip_ns is fitted since 2026-12-06 on busy unique pages with
 	 * smart scan: beside its visit the fit wanted it below 0 (a skipped
 	 * page does not go back to ksmd's loop: less than a visit), so since
 	 * 11:20 that day a skip is charged in place of the visit, and its
@@ -93,7 +96,7 @@ void sim_config_default(struct sim_config *cfg)
 		.zero_pte_ns = 28,
 		.rmap_alloc_ns = 190,
 		.rmap_free_ns = 0,
-		.prune_ns = 0,
+		.prune_ns = 36,
 		.sleep_adjust_ns = 3770000,
 		.refill_tau_ms = SIM_REFILL_TAU_MS,
 	};
