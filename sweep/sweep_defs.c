@@ -1763,7 +1763,7 @@ void sweep_fit_free(struct sweep_fit *f)
 #define PREDICT_LO 0.85
 #define PREDICT_HI 1.15
 
-enum cpu_verdict { CPU_WITHIN, CPU_NOISY, CPU_OUT, CPU_UNMEASURED };
+enum cpu_verdict { CPU_WITHIN, CPU_NAMED, CPU_OUT, CPU_UNMEASURED };
 
 static enum cpu_verdict cpu_verdict(const struct sweep_stat *r)
 {
@@ -1773,7 +1773,7 @@ static enum cpu_verdict cpu_verdict(const struct sweep_stat *r)
 		return CPU_WITHIN;
 	if (r->hi < PREDICT_LO || r->lo > PREDICT_HI)
 		return CPU_OUT;
-	return CPU_NOISY;
+	return CPU_NAMED;
 }
 
 /* The median over the workloads of the CPU ratio @ratio, NAN if none. */
@@ -1816,7 +1816,7 @@ static void judge_cpu(const struct sweep_def *d, const struct sweep_point_result
 	fprintf(out, "CPU ratio %s: %zu of %zu within %.2f-%.2f", what,
 		count_verdict(d, res, ratio, CPU_WITHIN), d->npoints - unmeasured, PREDICT_LO,
 		PREDICT_HI);
-	for (int v = CPU_NOISY; v <= CPU_OUT; v++) {
+	for (int v = CPU_NAMED; v <= CPU_OUT; v++) {
 		bool first = true;
 
 		for (size_t p = 0; p < d->npoints; p++) {
@@ -1825,7 +1825,7 @@ static void judge_cpu(const struct sweep_def *d, const struct sweep_point_result
 			if (cpu_verdict(r) != (enum cpu_verdict)v)
 				continue;
 			fprintf(out, "%s%s %.2f (%.2f-%.2f)",
-				first ? (v == CPU_NOISY ? ";\n  named, the median outside, its "
+				first ? (v == CPU_NAMED ? ";\n  named, the median outside, its "
 							  "interval reaching into the band: "
 							: ";\n  out, the median and its interval: ")
 				      : ", ",
