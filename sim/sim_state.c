@@ -36,8 +36,9 @@ void sim_config_default(struct sim_config *cfg)
 	 * 15:21 UTC: 35.5 +- 1.9 ns a dup looked at; the scan that builds its
 	 * chain of 1024 dups looks at 1.57 million and cost the kernel 38-42
 	 * ns a dup beyond the model without the term); skip_ns is fitted
-	 * since 2026-12-06 on busy unique pages with smart scan: beside its visit the fit wanted it below 0 (a skipped
-	 * page does not go back to ksmd's loop: less than a visit), so since
+	 * since 2026-12-06 on busy unique pages with smart scan: beside its
+	 * visit the fit wanted it below 0 (a skipped page does not go back to
+	 * ksmd's loop: less than a visit), so since
 	 * 11:20 that day a skip is charged in place of the visit, and its
 	 * default is visit_ns's, the model as it was for a batch after a
 	 * sleep; sample_word_ns is checksum_ns times the measured

@@ -1789,13 +1789,7 @@ static double median_over_points(const struct sweep_def *d, const struct sweep_p
 	return sweep_stat_of(v, n).median;
 }
 
-/*
- * One line per verdict for the CPU ratio @ratio: how many are within the
- * band, which are named because their median's interval reaches into it
- * (with the interval), and which are out, the interval beyond one edge; then
- * the ratios' median over the workloads, which says whether they moved
- * together (predict_explain).
- */
+/* How many workloads have verdict @v on the CPU ratio @ratio. */
 static size_t count_verdict(const struct sweep_def *d, const struct sweep_point_result *res,
 			    size_t ratio, enum cpu_verdict v)
 {
@@ -1806,6 +1800,13 @@ static size_t count_verdict(const struct sweep_def *d, const struct sweep_point_
 	return n;
 }
 
+/*
+ * One line per verdict for the CPU ratio @ratio: how many are within the
+ * band, which are named because their median's interval reaches into it
+ * (with the interval), and which are out, the interval beyond one edge; then
+ * the ratios' median over the workloads, which says whether they moved
+ * together (predict_explain).
+ */
 static void judge_cpu(const struct sweep_def *d, const struct sweep_point_result *res,
 		      size_t ratio, const char *what, FILE *out)
 {
