@@ -53,7 +53,7 @@
 _Static_assert(SIM_WORD_SITES <= 1u << (61 - SIM_WORD_SITE_SHIFT), "a word token's site field");
 
 /* One differing byte of a patched content. */
-struct sim_patch_byte {
+struct __attribute__((packed)) sim_patch_byte {
 	uint16_t offset;
 	uint8_t byte;
 };

@@ -339,7 +339,8 @@ START_TEST(writes_make_stable_nodes_and_contents_count)
 	snprintf(text, sizeof(text), "%s[writer w]\nregion = a\npages = 0-9999\nwhen = every-scan\n"
 		 "value = fresh\noffset = random:0-4088\n", base);
 	ck_assert_int_eq(admit(text, NULL, BUDGET_22G, &random, err, sizeof(err)), 0);
-	ck_assert_uint_ge(random.content_bytes, fresh.content_bytes + 10000 * 4096 * 4);
+	ck_assert_uint_ge(random.content_bytes,
+			  fresh.content_bytes + 10000 * 4096 * sizeof(struct sim_patch_byte));
 }
 END_TEST
 
