@@ -168,7 +168,7 @@ static bool mm_live(const struct sim *s, uint32_t mm)
 static bool content_is(const struct mc_config *cfg, const struct sim *s, uint64_t token,
 		       const struct mc_content *c)
 {
-	struct sim_patch_byte buf[SIM_PATCH_WINDOW];
+	struct sim_patch_byte buf[SIM_PATCH_VIEW];
 	const struct sim_patch_byte *patch;
 	uint64_t base = cfg->values[c->base], ebase;
 
@@ -208,7 +208,7 @@ static void describe_content(const struct mc_config *cfg, const struct mc_conten
 
 static void describe_token(const struct sim *s, uint64_t token, char *buf, size_t len)
 {
-	struct sim_patch_byte window[SIM_PATCH_WINDOW];
+	struct sim_patch_byte window[SIM_PATCH_VIEW];
 	const struct sim_patch_byte *patch;
 	uint64_t base;
 	uint32_t npatch;

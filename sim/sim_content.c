@@ -301,7 +301,7 @@ void sim_content_store_free(struct sim_content_store *cs)
 {
 	if (cs->entry)
 		for (uint32_t i = 1; i < cs->nentries; i++)
-			if (sim_patched_spilled(&cs->entry[i]))
+			if (sim_patched_owns_block(&cs->entry[i]))
 				free(cs->entry[i].patch);
 	free(cs->entry);
 	free(cs->bucket);
@@ -319,16 +319,18 @@ int sim_content_store_clone(struct sim_content_store *dst, const struct sim_cont
 	memcpy(dst->bucket, src->bucket, src->nbuckets * sizeof(*src->bucket));
 	for (uint32_t i = 1; i < src->nentries; i++) {
 		const struct sim_patched *e = &src->entry[i];
+		size_t n;
 
-		if (!sim_patched_spilled(e))
+		if (!sim_patched_owns_block(e))
 			continue;
-		dst->entry[i].patch = malloc(e->npatch * sizeof(*e->patch));
+		n = sim_patched_block_bytes(e, e->patch);
+		dst->entry[i].patch = malloc(n);
 		if (!dst->entry[i].patch) {
 			/* entries from i on still point at src's arrays: forget them */
 			dst->nentries = i;
 			goto fail;
 		}
-		memcpy(dst->entry[i].patch, e->patch, e->npatch * sizeof(*e->patch));
+		memcpy(dst->entry[i].patch, e->patch, n);
 	}
 	return 0;
 fail:
@@ -379,7 +381,7 @@ void sim_content_unref(struct sim_content_store *cs, uint64_t token)
 		unlink_from_bucket(cs, id);
 		cs->live--;
 	}
-	if (sim_patched_spilled(e))
+	if (sim_patched_owns_block(e))
 		free(e->patch);
 	memset(e, 0, sizeof(*e));
 	e->base = cs->free_head;
@@ -395,6 +397,16 @@ static uint8_t windowed_byte(uint64_t base, uint64_t window, uint32_t start, uin
 	if (offset - start < SIM_PATCH_WINDOW)
 		return word_byte(window, offset - start);
 	return word_byte(base, offset);
+}
+
+/* Byte @offset of a run content. */
+static uint8_t run_byte(const struct sim_patched *e, uint32_t offset)
+{
+	const struct sim_patch_run *r = e->run;
+
+	if (offset - r->start < r->len)
+		return r->byte[offset - r->start];
+	return word_byte(e->base, offset);
 }
 
 /* How many of the @n sorted patches lie before byte @offset. */
@@ -426,6 +438,8 @@ uint8_t sim_content_byte(const struct sim_content_store *cs, uint64_t token, uin
 		return windowed_byte(site->base, word_value(token), site->offset, offset);
 	}
 	e = entry_of(cs, token);
+	if (sim_patched_run(e))
+		return run_byte(e, offset);
 	if (!sim_patched_spilled(e))
 		return windowed_byte(e->base, e->window, e->start, offset);
 	lo = patches_before(e->patch, e->npatch, offset);
@@ -443,7 +457,7 @@ struct view {
 
 /* A page of @base with @window at @start: the bytes that differ, into @buf. */
 static struct view windowed_view(uint64_t base, uint64_t window, uint32_t start,
-				 struct sim_patch_byte buf[SIM_PATCH_WINDOW])
+				 struct sim_patch_byte buf[SIM_PATCH_VIEW])
 {
 	uint32_t n = 0;
 
@@ -457,13 +471,31 @@ static struct view windowed_view(uint64_t base, uint64_t window, uint32_t start,
 	return (struct view){ base, buf, n };
 }
 
-/* The entry's patches, decoded into @buf when they are inline. */
-static struct view entry_view(const struct sim_patched *e, struct sim_patch_byte buf[SIM_PATCH_WINDOW])
+/* A run's bytes that differ from its base, into @buf. */
+static struct view run_view(const struct sim_patched *e, struct sim_patch_byte buf[SIM_PATCH_VIEW])
+{
+	const struct sim_patch_run *r = e->run;
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < r->len; k++) {
+		uint32_t off = r->start + k;
+
+		if (r->byte[k] != word_byte(e->base, off))
+			buf[n++] = (struct sim_patch_byte){ (uint16_t)off, r->byte[k] };
+	}
+	assert(n == e->npatch);
+	return (struct view){ e->base, buf, n };
+}
+
+/* The entry's patches, decoded into @buf when they are inline or a run. */
+static struct view entry_view(const struct sim_patched *e, struct sim_patch_byte buf[SIM_PATCH_VIEW])
 {
 	struct view v;
 
 	if (sim_patched_spilled(e))
 		return (struct view){ e->base, e->patch, e->npatch };
+	if (sim_patched_run(e))
+		return run_view(e, buf);
 	v = windowed_view(e->base, e->window, e->start, buf);
 	assert(v.npatch == e->npatch);
 	return v;
@@ -471,7 +503,7 @@ static struct view entry_view(const struct sim_patched *e, struct sim_patch_byte
 
 /* A word token's bytes that differ from its site's base, into @buf. */
 static struct view word_view(const struct sim_content_store *cs, uint64_t token,
-			     struct sim_patch_byte buf[SIM_PATCH_WINDOW])
+			     struct sim_patch_byte buf[SIM_PATCH_VIEW])
 {
 	const struct sim_word_site *site = site_of(cs, token);
 
@@ -479,7 +511,7 @@ static struct view word_view(const struct sim_content_store *cs, uint64_t token,
 }
 
 static struct view view_of(const struct sim_content_store *cs, uint64_t token,
-			   struct sim_patch_byte buf[SIM_PATCH_WINDOW])
+			   struct sim_patch_byte buf[SIM_PATCH_VIEW])
 {
 	if (!sim_content_is_patched(token))
 		return (struct view){ token, NULL, 0 };
@@ -489,7 +521,7 @@ static struct view view_of(const struct sim_content_store *cs, uint64_t token,
 }
 
 uint32_t sim_content_patches(const struct sim_content_store *cs, uint64_t token, uint64_t *base,
-			     struct sim_patch_byte buf[SIM_PATCH_WINDOW],
+			     struct sim_patch_byte buf[SIM_PATCH_VIEW],
 			     const struct sim_patch_byte **patch)
 {
 	struct view v = view_of(cs, token, buf);
@@ -519,6 +551,12 @@ static bool entry_is(const struct sim_patched *e, uint64_t base, const struct si
 		return false;
 	if (sim_patched_spilled(e))
 		return view_is(&(struct view){ e->base, e->patch, e->npatch }, base, patch, n);
+	if (sim_patched_run(e)) {
+		struct sim_patch_byte buf[SIM_PATCH_VIEW];
+		struct view v = run_view(e, buf);
+
+		return view_is(&v, base, patch, n);
+	}
 	/*
 	 * The window holds all e->npatch differing bytes and @patch as many:
 	 * equal when each of @patch is one of them.
@@ -533,7 +571,7 @@ static bool entry_is(const struct sim_patched *e, uint64_t base, const struct si
 bool sim_content_is_base_with(const struct sim_content_store *cs, uint64_t token, uint64_t base,
 			      const struct sim_patch_byte *patch, uint32_t n)
 {
-	struct sim_patch_byte buf[SIM_PATCH_WINDOW];
+	struct sim_patch_byte buf[SIM_PATCH_VIEW];
 	struct view v;
 
 	if (sim_content_has_entry(token))
@@ -577,7 +615,7 @@ static uint8_t view_byte(const struct view *v, uint32_t *cursor, uint32_t offset
 int sim_content_cmp_bytes(const struct sim_content_store *cs, uint64_t a, uint64_t b,
 			  uint32_t *bytes)
 {
-	struct sim_patch_byte bufa[SIM_PATCH_WINDOW], bufb[SIM_PATCH_WINDOW];
+	struct sim_patch_byte bufa[SIM_PATCH_VIEW], bufb[SIM_PATCH_VIEW];
 	struct view va, vb;
 	uint32_t ca = 0, cb = 0, from = 0;
 
@@ -631,7 +669,7 @@ static void view_materialize(const struct view *v, uint8_t *page)
 
 void sim_content_materialize(const struct sim_content_store *cs, uint64_t token, void *page)
 {
-	struct sim_patch_byte buf[SIM_PATCH_WINDOW];
+	struct sim_patch_byte buf[SIM_PATCH_VIEW];
 	struct view v = view_of(cs, token, buf);
 
 	view_materialize(&v, page);
@@ -764,7 +802,7 @@ static uint32_t find_equal(const struct sim_content_store *cs, const struct view
 	bool materialized = false;
 
 	for (uint32_t i = (uint32_t)h & mask, id; (id = cs->bucket[i].id) != 0; i = (i + 1) & mask) {
-		struct sim_patch_byte buf[SIM_PATCH_WINDOW];
+		struct sim_patch_byte buf[SIM_PATCH_VIEW];
 		const struct sim_patched *e;
 		struct view ev;
 
@@ -1003,24 +1041,104 @@ static uint32_t patch_index(const struct sim_patch_byte *patch, uint32_t n, uint
 }
 
 /*
- * Nai Xia's writer rewrites the same hundred bytes of every page ten
- * million times a simulated second: once those bytes are patched, a write
- * changes eight patches' bytes and the hash, where a new content would copy
- * every patch into a new array. npatch stays below a page's worth of words,
- * so the bytes cannot turn uniform (sim_content_after_write's check).
+ * A spilled entry as a run over its patches and the @offset's 8 bytes, when
+ * they span at most SIM_RUN_MAX bytes: true when done (false, unchanged,
+ * when they do not, or out of memory).
  */
-bool sim_content_write_in_place(struct sim_content_store *cs, uint64_t token, uint32_t offset,
-				uint64_t value)
+static bool become_run(struct sim_patched *e, uint32_t offset)
 {
-	struct sim_patched *e;
+	const struct sim_patch_byte *p = e->patch;
+	uint32_t n = e->npatch, lo = p[0].offset, hi = p[n - 1].offset + 1;
+	struct sim_patch_run *r;
+
+	if (offset < lo)
+		lo = offset;
+	if (offset + CONTENT_WORD_SIZE > hi)
+		hi = offset + CONTENT_WORD_SIZE;
+	if (hi - lo > SIM_RUN_MAX)
+		return false;
+	r = malloc(sizeof(*r) + (hi - lo));
+	if (!r)
+		return false;
+	r->start = (uint16_t)lo;
+	r->len = (uint16_t)(hi - lo);
+	for (uint32_t k = 0; k < r->len; k++)
+		r->byte[k] = word_byte(e->base, lo + k);
+	for (uint32_t i = 0; i < n; i++)
+		r->byte[p[i].offset - lo] = p[i].byte;
+	free(e->patch);
+	e->run = r;
+	e->start = SIM_PATCH_RUN;
+	return true;
+}
+
+/* Make @e's run span [@lo, @hi) (it spans a part): the new bytes are the base's. */
+static struct sim_patch_run *widen_run(struct sim_patched *e, uint32_t lo, uint32_t hi)
+{
+	struct sim_patch_run *r = realloc(e->run, sizeof(*r) + (hi - lo));
+	uint32_t before;
+
+	if (!r)
+		return NULL;
+	before = r->start - lo;
+	memmove(r->byte + before, r->byte, r->len);
+	for (uint32_t k = 0; k < before; k++)
+		r->byte[k] = word_byte(e->base, lo + k);
+	for (uint32_t k = before + r->len; k < hi - lo; k++)
+		r->byte[k] = word_byte(e->base, lo + k);
+	r->start = (uint16_t)lo;
+	r->len = (uint16_t)(hi - lo);
+	e->run = r;
+	return r;
+}
+
+/*
+ * @value's 8 bytes at @offset of a run: the byte hash and the count of bytes
+ * differing from the base follow. False, unchanged, when the run would span
+ * more than SIM_RUN_MAX or its bytes would all be the base's again (a plain
+ * token then: sim_content_after_write()).
+ */
+static bool write_into_run(struct sim_patched *e, uint32_t offset, uint64_t value)
+{
+	struct sim_patch_run *r = e->run;
+	uint32_t lo = r->start < offset ? r->start : offset;
+	uint32_t hi = r->start + r->len, npatch = e->npatch;
+	uint64_t h = e->bytes_hash;
+
+	if (offset + CONTENT_WORD_SIZE > hi)
+		hi = offset + CONTENT_WORD_SIZE;
+	if (hi - lo > SIM_RUN_MAX)
+		return false;
+	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++) {
+		uint32_t off = offset + k;
+		uint8_t base = word_byte(e->base, off), was = run_byte(e, off);
+		uint8_t new = (uint8_t)(value >> (8 * k));
+
+		h += position_weight(off) * (byte_code(new) - byte_code(was));
+		npatch += (uint32_t)(new != base) - (uint32_t)(was != base);
+	}
+	if (npatch == 0)
+		return false;
+	if ((lo != r->start || hi != r->start + r->len) && !(r = widen_run(e, lo, hi)))
+		return false;
+	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++)
+		r->byte[offset - r->start + k] = (uint8_t)(value >> (8 * k));
+	e->npatch = (uint16_t)npatch;
+	e->bytes_hash = h;
+	return true;
+}
+
+/*
+ * @value's 8 bytes over 8 patched bytes of a spilled entry that stay
+ * patched: the patches' bytes and the hash change, nothing else. False,
+ * unchanged, otherwise.
+ */
+static bool write_over_patches(struct sim_patched *e, uint32_t offset, uint64_t value)
+{
 	struct sim_patch_byte *p;
 	uint64_t h;
 
-	if (!sim_content_has_entry(token) || value < CONTENT_FRESH_BASE)
-		return false;
-	e = entry_of(cs, token);
-	if (e->refs != (SIM_REFS_UNLISTED | 1) || !sim_patched_spilled(e) ||
-	    e->npatch >= CONTENT_PAGE_SIZE / CONTENT_WORD_SIZE)
+	if (e->npatch >= CONTENT_PAGE_SIZE / CONTENT_WORD_SIZE)
 		return false;
 	p = e->patch + patch_index(e->patch, e->npatch, offset);
 	/* offsets are sorted and distinct: the 8th from here at offset + 7 means all 8 */
@@ -1041,10 +1159,33 @@ bool sim_content_write_in_place(struct sim_content_store *cs, uint64_t token, ui
 	return true;
 }
 
+/*
+ * Nai Xia's writer rewrites the same hundred bytes of every page ten
+ * million times a simulated second. A fresh value's content that only the
+ * written frame holds is rewritten where it is, instead of copied into a
+ * new content: as a run of bytes when its bytes span at most SIM_RUN_MAX
+ * (a hundred bytes, where the sorted patches take three hundred and a
+ * search), else over its patches when the eight bytes stay patched.
+ */
+bool sim_content_write_in_place(struct sim_content_store *cs, uint64_t token, uint32_t offset,
+				uint64_t value)
+{
+	struct sim_patched *e;
+
+	if (!sim_content_has_entry(token) || value < CONTENT_FRESH_BASE)
+		return false;
+	e = entry_of(cs, token);
+	if (e->refs != (SIM_REFS_UNLISTED | 1))
+		return false;
+	if (sim_patched_spilled(e) && !become_run(e, offset))
+		return write_over_patches(e, offset, value);
+	return sim_patched_run(e) && write_into_run(e, offset, value);
+}
+
 uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, uint32_t offset,
 				 uint64_t value)
 {
-	struct sim_patch_byte buf[SIM_PATCH_WINDOW], small[4 * SIM_PATCH_WINDOW], *patch = small;
+	struct sim_patch_byte buf[SIM_PATCH_VIEW], small[4 * SIM_PATCH_WINDOW], *patch = small;
 	const bool listed = value < CONTENT_FRESH_BASE;
 	uint32_t n, i, after;
 	struct patch_buf pb;

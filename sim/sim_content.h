@@ -30,7 +30,11 @@
  * Size matters (one entry per patched page of a large host): an entry is 32
  * bytes. A write changes at most 8 contiguous bytes, so most patched contents
  * fit an 8-byte window kept inside the entry; only contents whose differing
- * bytes span more than 8 bytes spill into an allocated array. The checksum is
+ * bytes span more than 8 bytes spill into an allocated array. A spilled
+ * content that a write may rewrite in place (unlisted, one frame) becomes a
+ * run when its bytes span at most SIM_RUN_MAX: the page's bytes over that
+ * span as they are, 1 byte a byte where the sorted array takes 3 a patch
+ * and a search for the write's place. The checksum is
  * not stored (frames cache it), and the intern table is open-addressed, so
  * entries carry no chain links: 8 to 16 bytes of table per content (an id
  * and the hash's low bits, so that a probe never reads an entry).
@@ -62,6 +66,22 @@ struct __attribute__((packed)) sim_patch_byte {
 #define SIM_PATCH_WINDOW 8u
 /* sim_patched.start of a content whose patches are in an allocated array. */
 #define SIM_PATCH_SPILLED UINT16_MAX
+/* sim_patched.start of a content whose bytes are a run (struct sim_patch_run). */
+#define SIM_PATCH_RUN (UINT16_MAX - 1)
+/* Bytes a run spans at most; a view of any content decodes up to this many patches. */
+#define SIM_RUN_MAX 128u
+#define SIM_PATCH_VIEW SIM_RUN_MAX
+
+/*
+ * The bytes of a run content from @start, base bytes among them: the bytes
+ * outside [start, start + len) are the base's. Its first and last bytes need
+ * not differ from the base; npatch counts the bytes that do.
+ */
+struct sim_patch_run {
+	uint16_t start;
+	uint16_t len;               /* 1 to SIM_RUN_MAX */
+	uint8_t byte[];
+};
 
 struct sim_patched {
 	uint64_t base;              /* the value whose word fills unpatched bytes;
@@ -69,12 +89,14 @@ struct sim_patched {
 	union {
 		uint64_t window;    /* inline: the page's 8 bytes at start (little-endian) */
 		struct sim_patch_byte *patch; /* spilled: sorted by offset */
+		struct sim_patch_run *run;    /* a run */
 	};
 	uint64_t bytes_hash;        /* representation-independent hash of the bytes */
 	uint32_t refs;              /* frames holding it (bits 0-30); bit 31 set:
 				     * not in the intern table; 0 = free slot */
 	uint16_t npatch;            /* bytes differing from base; 0 only in a free slot */
-	uint16_t start;             /* inline: the window's offset; or SIM_PATCH_SPILLED */
+	uint16_t start;             /* inline: the window's offset; or SIM_PATCH_SPILLED,
+				     * SIM_PATCH_RUN */
 };
 
 /*
@@ -159,6 +181,9 @@ sim_content_prefetch(const struct sim_content_store *cs, uint64_t token, unsigne
 	if (e->start == SIM_PATCH_SPILLED) /* the patches the write copies */
 		for (uint32_t b = 0; b < e->npatch * sizeof(*e->patch) && b < 512; b += 64)
 			__builtin_prefetch((const char *)e->patch + b);
+	else if (e->start == SIM_PATCH_RUN) /* the run, as far as it can reach */
+		for (uint32_t b = 0; b < sizeof(*e->run) + SIM_RUN_MAX; b += 64)
+			__builtin_prefetch((const char *)e->run + b, 1);
 }
 
 /* Does the entry keep its patches in an allocated array (e->patch)? */
@@ -167,13 +192,36 @@ static inline bool sim_patched_spilled(const struct sim_patched *e)
 	return e->start == SIM_PATCH_SPILLED;
 }
 
+/* Are the entry's bytes a run (e->run)? */
+static inline bool sim_patched_run(const struct sim_patched *e)
+{
+	return e->start == SIM_PATCH_RUN;
+}
+
+/* Does the entry own an allocated block (a spilled array or a run)? */
+static inline bool sim_patched_owns_block(const struct sim_patched *e)
+{
+	return e->start >= SIM_PATCH_RUN;
+}
+
+/* The size of the block of @e (spilled or a run) whose bytes are at @block. */
+static inline size_t sim_patched_block_bytes(const struct sim_patched *e, const void *block)
+{
+	struct sim_patch_run head;
+
+	if (sim_patched_spilled(e))
+		return (size_t)e->npatch * sizeof(struct sim_patch_byte);
+	__builtin_memcpy(&head, block, sizeof(head)); /* @block may be unaligned */
+	return sizeof(head) + head.len;
+}
+
 /*
  * The content as base value + sorted differing bytes: returns how many, sets
  * *base and *patch. *patch points into the store (valid until it changes) or
- * into @buf (an inline window, decoded). A plain token has no patches.
+ * into @buf (an inline window or a run, decoded). A plain token has no patches.
  */
 uint32_t sim_content_patches(const struct sim_content_store *cs, uint64_t token, uint64_t *base,
-			     struct sim_patch_byte buf[SIM_PATCH_WINDOW],
+			     struct sim_patch_byte buf[SIM_PATCH_VIEW],
 			     const struct sim_patch_byte **patch);
 
 /*
@@ -193,11 +241,14 @@ void sim_content_unref(struct sim_content_store *cs, uint64_t token);
 /*
  * Store a fresh @value's 8 little-endian bytes at @offset of @token's bytes in
  * place, when that needs no new content: @token is an unlisted entry that one
- * frame holds (so the write's frame is its only holder) and the eight bytes
- * are all patched already, before and after (none equal to the base's byte
- * there), so the entry keeps its patched offsets and stays canonical. True
- * when done (the frame's cached checksum is the caller's to drop); false,
- * with nothing changed, when the write needs sim_content_after_write().
+ * frame holds (so the write's frame is its only holder), spilled or a run.
+ * A spilled entry whose bytes and the write's span at most SIM_RUN_MAX
+ * becomes a run first; a run takes any write that leaves it within that
+ * span and some byte still differing from the base; a spilled entry that
+ * cannot become a run takes a write whose eight bytes are all patched
+ * already, before and after (its patched offsets stay). True when done (the
+ * frame's cached checksum is the caller's to drop); false, with the bytes
+ * unchanged, when the write needs sim_content_after_write().
  */
 bool sim_content_write_in_place(struct sim_content_store *cs, uint64_t token, uint32_t offset,
 				uint64_t value);

@@ -74,20 +74,19 @@ static inline __attribute__((always_inline)) int copy_pool(void **dst, uint32_t 
 	return 0;
 }
 
-/* Give @e (a copy of a spilled entry whose patch is @src) a patch buffer of
- * its own, reusing @old when it is large enough. */
-static int own_patch(struct sim_patched *e, struct sim_patch_byte *old,
-		     const struct sim_patch_byte *src)
+/* Give @e (a copy of a spilled or run entry whose block is @src, @need
+ * bytes) a block of its own, reusing @old when it is large enough. */
+static int own_block(struct sim_patched *e, void *old, const void *src, size_t need)
 {
-	size_t need = (size_t)e->npatch * sizeof(*src);
-
 	if (!old || malloc_usable_size(old) < need) {
-		struct sim_patch_byte *p = realloc(old, need);
+		void *p = realloc(old, need);
 
 		if (!p) {
 			free(old);
+			/* no block: a spilled entry of no patches, still freeable */
 			e->patch = NULL;
 			e->npatch = 0;
+			e->start = SIM_PATCH_SPILLED;
 			return -1;
 		}
 		old = p;
@@ -99,13 +98,13 @@ static int own_patch(struct sim_patched *e, struct sim_patch_byte *old,
 
 /*
  * Make @dst's content store hold @hdr->nentries entries copied from @entries
- * (spilled ones with their patches at entries[i].patch, or laid out one after
- * another from @stream when it is not NULL) and @hdr->nbuckets buckets,
- * reusing its memory.
+ * (spilled and run ones with their blocks at entries[i].patch, or laid out
+ * one after another from @stream when it is not NULL) and @hdr->nbuckets
+ * buckets, reusing its memory.
  */
 static int content_into(struct sim_content_store *dst, const struct sim_content_store *hdr,
 			const struct sim_patched *entries, const struct sim_bucket *buckets,
-			const struct sim_patch_byte *stream)
+			const char *stream)
 {
 	uint32_t old_n = dst->nentries, n = hdr->nentries, top = old_n > n ? old_n : n;
 	int rc = 0;
@@ -130,25 +129,27 @@ static int content_into(struct sim_content_store *dst, const struct sim_content_
 	for (uint32_t i = 0; i < hdr->nsites; i++)
 		dst->site[i] = hdr->site[i];
 	for (uint32_t i = 1; i < top; i++) {
-		struct sim_patch_byte *old = NULL;
-		const struct sim_patch_byte *src;
+		const void *src;
+		void *old = NULL;
+		size_t bytes;
 
-		if (i < old_n && sim_patched_spilled(&dst->entry[i]))
+		if (i < old_n && sim_patched_owns_block(&dst->entry[i]))
 			old = dst->entry[i].patch;
-		if (i >= n || !sim_patched_spilled(&entries[i])) {
-			if (old) /* only a spilled entry has a patch: no free(NULL) call per entry */
+		if (i >= n || !sim_patched_owns_block(&entries[i])) {
+			if (old) /* only a spilled or run entry has a block: no free(NULL) per entry */
 				free(old);
 			if (i < n)
 				dst->entry[i] = entries[i];
 			continue;
 		}
-		src = stream ? stream : entries[i].patch;
+		src = stream ? (const void *)stream : (const void *)entries[i].patch;
+		bytes = sim_patched_block_bytes(&entries[i], src);
 		dst->entry[i] = entries[i];
-		/* on failure the entry is left without a patch: still freeable */
-		if (own_patch(&dst->entry[i], old, src) != 0)
+		/* on failure the entry is left without a block: still freeable */
+		if (own_block(&dst->entry[i], old, src, bytes) != 0)
 			rc = -1;
 		if (stream)
-			stream += entries[i].npatch;
+			stream += bytes;
 	}
 	if (n)
 		memset(&dst->entry[0], 0, sizeof(dst->entry[0]));
@@ -330,17 +331,18 @@ static size_t align8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-static uint64_t total_patches(const struct sim_content_store *cs)
+/* The bytes of the spilled arrays and runs, laid out one after another. */
+static uint64_t total_block_bytes(const struct sim_content_store *cs)
 {
 	uint64_t n = 0;
 
 	for (uint32_t i = 1; i < cs->nentries; i++)
-		if (sim_patched_spilled(&cs->entry[i]))
-			n += cs->entry[i].npatch;
+		if (sim_patched_owns_block(&cs->entry[i]))
+			n += sim_patched_block_bytes(&cs->entry[i], cs->entry[i].patch);
 	return n;
 }
 
-static size_t snapshot_bytes(const struct sim *s, uint64_t npatch)
+static size_t snapshot_bytes(const struct sim *s, uint64_t blocks)
 {
 	size_t n = align8(sizeof(struct snapshot)) + align8(header_bytes(s));
 
@@ -349,12 +351,12 @@ static size_t snapshot_bytes(const struct sim *s, uint64_t npatch)
 #undef POOL_BYTES
 	return n + align8((size_t)s->content.nentries * sizeof(*s->content.entry)) +
 	       align8((size_t)s->content.nbuckets * sizeof(*s->content.bucket)) +
-	       align8((size_t)npatch * sizeof(struct sim_patch_byte));
+	       align8((size_t)blocks);
 }
 
 size_t sim_snapshot_size(const struct sim *s)
 {
-	return snapshot_bytes(s, total_patches(&s->content));
+	return snapshot_bytes(s, total_block_bytes(&s->content));
 }
 
 static char *put_block(char *at, const void *src, size_t n)
@@ -369,7 +371,7 @@ void sim_snapshot_save(const struct sim *s, void *buf)
 	struct snapshot *h = buf;
 	char *at = (char *)buf + align8(sizeof(*h));
 
-	h->size = snapshot_bytes(s, total_patches(&s->content));
+	h->size = snapshot_bytes(s, total_block_bytes(&s->content));
 	h->nr_nodes = s->cfg.nr_nodes;
 	h->header_bytes = (uint32_t)header_bytes(s);
 	header_save(s, at);
@@ -383,9 +385,10 @@ void sim_snapshot_save(const struct sim *s, void *buf)
 					      sizeof(*s->content.bucket));
 	for (uint32_t i = 1; i < s->content.nentries; i++) {
 		const struct sim_patched *e = &s->content.entry[i];
-		size_t n = (size_t)e->npatch * sizeof(struct sim_patch_byte);
+		size_t n;
 
-		if (!sim_patched_spilled(e) || !n)
+		if (!sim_patched_owns_block(e) ||
+		    !(n = sim_patched_block_bytes(e, e->patch)))
 			continue;
 		memcpy(at, e->patch, n);
 		at += n;
@@ -416,6 +419,5 @@ int sim_snapshot_load(struct sim *dst, const void *buf)
 	at += align8((size_t)saved.nbuckets * sizeof(*saved.bucket));
 	if (pools_copy(dst, &from) != 0)
 		return -1;
-	return content_into(&dst->content, &saved, entries, buckets,
-			    (const struct sim_patch_byte *)at);
+	return content_into(&dst->content, &saved, entries, buckets, at);
 }

@@ -100,7 +100,7 @@ static uint32_t sample_hash(const struct sim *s, uint64_t content, unsigned trus
 {
 	unsigned n = sample_words(trust), stride = PAGE_WORDS / n;
 	uint8_t bytes[2 * SPARSEST_SAMPLE * CONTENT_WORD_SIZE], word[CONTENT_WORD_SIZE];
-	struct sim_patch_byte buf[SIM_PATCH_WINDOW];
+	struct sim_patch_byte buf[SIM_PATCH_VIEW];
 	const struct sim_patch_byte *patch;
 	uint64_t base;
 	uint32_t npatch = sim_content_patches(&s->content, content, &base, buf, &patch);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "content.h"
 #include "mc_internal.h"
 #include "sim_driver.h"
 
@@ -173,6 +174,16 @@ static struct sim *machine_with(uint64_t pages, enum wl_detector d)
 	return s;
 }
 
+/* How many of @s's contents are runs. */
+static unsigned runs_in(const struct sim *s)
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 1; i < s->content.nentries; i++)
+		n += s->content.entry[i].refs && sim_patched_run(&s->content.entry[i]);
+	return n;
+}
+
 static struct sim *machine(uint64_t pages)
 {
 	return machine_with(pages, WL_DETECTOR_CHECKSUM);
@@ -186,6 +197,10 @@ START_TEST(t03_clone_into_and_snapshots_evolve_identically)
 	for (int i = 0; i < 30; i++)
 		sim_ksmd_step(s);
 	sim_write(s, 0, 3, 8, 77); /* another patched content */
+	/* fresh values 10 and 20 bytes apart: a run (rewritten in place) */
+	for (uint32_t k = 0; k < 3; k++)
+		ck_assert_int_eq(sim_write(s, 0, 5, 4000 + 10 * k, content_fresh_value(0x10 + k)), 0);
+	ck_assert_uint_eq(runs_in(s), 1);
 	ck_assert_int_eq(sim_clone_into(c, s), 0);
 	buf = malloc(sim_snapshot_size(s));
 	ck_assert_ptr_nonnull(buf);
@@ -193,6 +208,8 @@ START_TEST(t03_clone_into_and_snapshots_evolve_identically)
 	ck_assert_int_eq(sim_snapshot_load(l, buf), 0);
 	ck_assert(sim_equal(s, c) && sim_equal(s, l));
 	ck_assert_uint_eq(sim_hash(s), sim_hash(l));
+	ck_assert_uint_eq(runs_in(c), 1);
+	ck_assert_uint_eq(runs_in(l), 1);
 	for (int i = 0; i < 200; i++) {
 		if (i == 50) {
 			ck_assert_int_eq(sim_write(s, 0, 1, 0, 9), 0);
@@ -219,7 +236,12 @@ START_TEST(t04_copies_between_machines_of_other_sizes)
 		sim_ksmd_step(big);
 	for (uint64_t p = 0; p < 300; p += 7)
 		sim_write(big, 0, p, 16, p); /* many patched contents */
+	for (uint64_t p = 1; p < 300; p += 7) /* and runs */
+		for (uint32_t k = 0; k < 3; k++)
+			sim_write(big, 0, p, 4000 + 10 * k, content_fresh_value(p << 4 | k));
+	ck_assert_uint_ge(runs_in(big), 40);
 	ck_assert_int_eq(sim_clone_into(again, big), 0); /* grows */
+	ck_assert_uint_eq(runs_in(again), runs_in(big));
 	ck_assert(sim_equal(again, big));
 	ck_assert_int_eq(sim_clone_into(big, small), 0); /* shrinks, frees patches */
 	ck_assert(sim_equal(big, small));

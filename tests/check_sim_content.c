@@ -224,12 +224,23 @@ START_TEST(inline_and_spilled_patches_agree_with_real_bytes)
 }
 END_TEST
 
+/* Are the two descriptions the same patches? */
+static bool same_patches(const struct sim_patch_byte *a, const struct sim_patch_byte *b,
+			 uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i].offset != b[i].offset || a[i].byte != b[i].byte)
+			return false;
+	return true;
+}
+
 /*
  * Nai Xia's writer: fresh values at random offsets in the last 96 bytes,
  * each write first offered in place as sim_write() does. The page must hold
- * the real bytes, and its byte hash and checksum must be those of the same
- * bytes reached by new contents alone (a second store that never writes in
- * place); a shared entry is never written in place. Both paths must run.
+ * the real bytes, and its byte hash, checksum, description and order against
+ * the other pages must be those of the same bytes reached by new contents
+ * alone (a second store that never writes in place); a shared entry is never
+ * written in place. Both paths must run, and runs must have held the bytes.
  */
 START_TEST(writes_in_place_agree_with_new_contents)
 {
@@ -238,7 +249,7 @@ START_TEST(writes_in_place_agree_with_new_contents)
 	static uint8_t real[NPAGES][CONTENT_PAGE_SIZE];
 	uint64_t token[NPAGES], other[NPAGES];
 	struct wl_rng rng = wl_rng_stream(13, 5);
-	unsigned in_place = 0, refused = 0;
+	unsigned in_place = 0, refused = 0, runs = 0;
 
 	start_pages(&cs, real, token, NPAGES, UINT64_C(0x0101010101010101),
 		    UINT64_C(0x0101010101010101));
@@ -246,13 +257,14 @@ START_TEST(writes_in_place_agree_with_new_contents)
 	for (int p = 0; p < NPAGES; p++)
 		other[p] = token[p];
 	for (unsigned round = 0; round < ROUNDS; round++) {
-		int p = (int)wl_rng_below(&rng, NPAGES);
+		int p = (int)wl_rng_below(&rng, NPAGES), q = (p + 1) % NPAGES;
 		uint32_t offset = 4000 + (uint32_t)wl_rng_below(&rng, 89);
 		/* a low byte of 1 restores the base's byte there: the patch goes */
 		uint64_t value = content_fresh_value(wl_rng_below(&rng, 4) ? round : 1);
-		struct sim_patch_byte bufa[SIM_PATCH_WINDOW], bufb[SIM_PATCH_WINDOW];
+		struct sim_patch_byte bufa[SIM_PATCH_VIEW], bufb[SIM_PATCH_VIEW];
 		const struct sim_patch_byte *pa, *pb;
 		uint8_t mat[CONTENT_PAGE_SIZE];
+		uint32_t n;
 		uint64_t t;
 
 		if (sim_content_write_in_place(&cs, token[p], offset, value)) {
@@ -269,12 +281,19 @@ START_TEST(writes_in_place_agree_with_new_contents)
 		ck_assert_uint_eq(sim_content_bytes_hash(&cs, token[p]),
 				  sim_content_bytes_hash(&ref, other[p]));
 		ck_assert_uint_eq(sim_content_checksum(&cs, token[p]), content_checksum(real[p]));
-		/* canonical: as many patched bytes as the new contents have */
-		ck_assert_uint_eq(sim_content_patches(&cs, token[p], &t, bufa, &pa),
-				  sim_content_patches(&ref, other[p], &t, bufb, &pb));
+		/* canonical: the patched bytes the new contents have */
+		n = sim_content_patches(&cs, token[p], &t, bufa, &pa);
+		ck_assert_uint_eq(n, sim_content_patches(&ref, other[p], &t, bufb, &pb));
+		ck_assert(same_patches(pa, pb, n));
+		ck_assert_uint_eq(sim_content_byte(&cs, token[p], offset + 3), real[p][offset + 3]);
+		ck_assert_int_eq(sign(sim_content_cmp(&cs, token[p], token[q])),
+				 sign(memcmp(real[p], real[q], CONTENT_PAGE_SIZE)));
+		runs += sim_content_has_entry(token[p]) &&
+			sim_patched_run(&cs.entry[token[p] - SIM_TOKEN_PATCHED]);
 	}
 	ck_assert_uint_gt(in_place, ROUNDS / 2);
 	ck_assert_uint_gt(refused, 0);
+	ck_assert_uint_gt(runs, ROUNDS / 2);
 	/* a second frame holds page 0's content: a write must not change it for both */
 	sim_content_ref(&cs, token[0]);
 	ck_assert(!sim_content_write_in_place(&cs, token[0], 4000, content_fresh_value(ROUNDS)));
@@ -397,7 +416,7 @@ START_TEST(is_base_with_answers_as_the_bytes_do)
 		token[p] = rewrite(&cs, token[p], offset, value);
 		content_write(real[p], offset, value);
 		for (int q = 0; q < NPAGES; q++) {
-			struct sim_patch_byte buf[SIM_PATCH_WINDOW], desc[64];
+			struct sim_patch_byte buf[SIM_PATCH_VIEW], desc[64];
 			const struct sim_patch_byte *patch;
 			uint64_t base;
 			uint32_t n = sim_content_patches(&cs, token[q], &base, buf, &patch);
@@ -507,6 +526,63 @@ START_TEST(past_the_sites_a_fresh_write_makes_an_entry)
 	for (uint32_t i = 1; i < cs.nentries; i++)
 		ck_assert_uint_eq(cs.entry[i].refs, 0);
 	sim_content_store_free(&cs);
+}
+END_TEST
+
+/*
+ * A spilled content of a fresh value's, its bytes within SIM_RUN_MAX, turns
+ * into a run at a write in place and widens to later writes; a write that
+ * would take it past SIM_RUN_MAX bytes is refused and makes a new content.
+ * A clone copies the run.
+ */
+START_TEST(a_run_takes_writes_within_its_span_and_no_further)
+{
+	const uint64_t base = UINT64_C(0x0101010101010101);
+	static uint8_t real[CONTENT_PAGE_SIZE], mat[CONTENT_PAGE_SIZE];
+	struct sim_content_store cs, copy;
+	const struct sim_patched *e;
+	uint64_t t = base, run;
+
+	ck_assert_int_eq(sim_content_store_init(&cs), 0);
+	content_fill(real, base);
+	t = rewrite(&cs, t, 4000, content_fresh_value(0x10));
+	t = rewrite(&cs, t, 4020, content_fresh_value(0x20));
+	content_write(real, 4000, content_fresh_value(0x10));
+	content_write(real, 4020, content_fresh_value(0x20));
+	ck_assert(sim_content_has_entry(t));
+	e = &cs.entry[t - SIM_TOKEN_PATCHED];
+	ck_assert(sim_patched_spilled(e));
+
+	ck_assert(sim_content_write_in_place(&cs, t, 4010, content_fresh_value(0x30)));
+	content_write(real, 4010, content_fresh_value(0x30));
+	ck_assert(sim_patched_run(e));
+	ck_assert_uint_eq(e->run->start, 4000);
+	ck_assert_uint_eq(e->run->len, 28);
+	ck_assert(sim_content_write_in_place(&cs, t, 4088, content_fresh_value(0x40)));
+	content_write(real, 4088, content_fresh_value(0x40));
+	ck_assert_uint_eq(e->run->len, 96);
+	sim_content_materialize(&cs, t, mat);
+	ck_assert_mem_eq(mat, real, CONTENT_PAGE_SIZE);
+	ck_assert_uint_eq(sim_content_checksum(&cs, t), content_checksum(real));
+
+	ck_assert_int_eq(sim_content_store_clone(&copy, &cs), 0);
+	ck_assert(!sim_content_write_in_place(&cs, t, 3960, content_fresh_value(0x50)));
+	sim_content_materialize(&cs, t, mat); /* refused: unchanged */
+	ck_assert_mem_eq(mat, real, CONTENT_PAGE_SIZE);
+	run = t;
+	t = rewrite(&cs, t, 3960, content_fresh_value(0x50));
+	ck_assert(sim_patched_spilled(&cs.entry[t - SIM_TOKEN_PATCHED]));
+	sim_content_materialize(&copy, run, mat); /* the clone's run, as it was */
+	ck_assert_mem_eq(mat, real, CONTENT_PAGE_SIZE);
+	content_write(real, 3960, content_fresh_value(0x50));
+	sim_content_materialize(&cs, t, mat);
+	ck_assert_mem_eq(mat, real, CONTENT_PAGE_SIZE);
+
+	sim_content_unref(&cs, t);
+	for (uint32_t i = 1; i < cs.nentries; i++)
+		ck_assert_uint_eq(cs.entry[i].refs, 0);
+	sim_content_store_free(&cs);
+	sim_content_store_free(&copy);
 }
 END_TEST
 
@@ -698,6 +774,7 @@ static Suite *sim_content_suite(void)
 	tcase_add_test(tc, equal_bytes_from_different_bases_share_one_token);
 	tcase_add_test(tc, a_fresh_write_over_a_plain_page_needs_no_entry);
 	tcase_add_test(tc, past_the_sites_a_fresh_write_makes_an_entry);
+	tcase_add_test(tc, a_run_takes_writes_within_its_span_and_no_further);
 	tcase_add_test(tc, clone_is_independent);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("rbtree");
