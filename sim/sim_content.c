@@ -1092,6 +1092,62 @@ static struct sim_patch_run *widen_run(struct sim_patched *e, uint32_t lo, uint3
 	return r;
 }
 
+/* How many of the word's 8 bytes are not zero. */
+static unsigned nonzero_bytes(uint64_t x)
+{
+	const uint64_t low7 = UINT64_C(0x7f7f7f7f7f7f7f7f);
+
+	/* the top bit of each byte: set where the byte is not zero */
+	uint64_t top = (((x & low7) + low7) | x) & ~low7;
+
+	/* summed into the top byte (no popcount instruction in the baseline ISA) */
+	return (unsigned)(((top >> 7) * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+/*
+ * The 8 bytes at @at of the run as a word (byte k of the page at bits 8k, as
+ * the write's value holds them), and the other way.
+ */
+static uint64_t run_word(const struct sim_patch_run *r, uint32_t at)
+{
+	uint64_t w = 0;
+
+	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++)
+		w |= (uint64_t)r->byte[at + k] << (8 * k);
+	return w;
+}
+
+static void set_run_word(struct sim_patch_run *r, uint32_t at, uint64_t w)
+{
+	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++)
+		r->byte[at + k] = (uint8_t)(w >> (8 * k));
+}
+
+/*
+ * A write of @value at @offset within the run, the common case: the bytes
+ * it replaces are read as one word, and the count of bytes differing from
+ * the base moves by the words' differing bytes. False, unchanged, when the
+ * bytes would all be the base's again.
+ */
+static bool write_within_run(struct sim_patched *e, uint32_t offset, uint64_t value)
+{
+	struct sim_patch_run *r = e->run;
+	uint32_t at = offset - r->start;
+	uint64_t was = run_word(r, at), base = base_bytes_at(e->base, offset);
+	uint32_t npatch = e->npatch + nonzero_bytes(value ^ base) - nonzero_bytes(was ^ base);
+	uint64_t h = e->bytes_hash;
+
+	if (npatch == 0)
+		return false;
+	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++)
+		h += position_weight(offset + k) *
+		     (byte_code(word_byte(value, k)) - byte_code(word_byte(was, k)));
+	set_run_word(r, at, value);
+	e->npatch = (uint16_t)npatch;
+	e->bytes_hash = h;
+	return true;
+}
+
 /*
  * @value's 8 bytes at @offset of a run: the byte hash and the count of bytes
  * differing from the base follow. False, unchanged, when the run would span
@@ -1105,6 +1161,8 @@ static bool write_into_run(struct sim_patched *e, uint32_t offset, uint64_t valu
 	uint32_t hi = r->start + r->len, npatch = e->npatch;
 	uint64_t h = e->bytes_hash;
 
+	if (offset >= r->start && offset + CONTENT_WORD_SIZE <= hi)
+		return write_within_run(e, offset, value);
 	if (offset + CONTENT_WORD_SIZE > hi)
 		hi = offset + CONTENT_WORD_SIZE;
 	if (hi - lo > SIM_RUN_MAX)
