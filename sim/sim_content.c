@@ -599,25 +599,63 @@ static uint32_t next_base_difference(uint64_t a, uint64_t b, uint32_t from)
 	return best;
 }
 
-static uint8_t view_byte(const struct view *v, uint32_t *cursor, uint32_t offset)
+/*
+ * One side of a comparison: a view of patches read with a cursor, or a run
+ * read where it is (decoding a run's hundred bytes at every tree level made
+ * the walks over written pages several times slower).
+ */
+struct cmp_side {
+	struct view v;
+	const struct sim_patch_run *run; /* or NULL: v's patches */
+	uint32_t cursor;
+};
+
+static struct cmp_side cmp_side_of(const struct sim_content_store *cs, uint64_t token,
+				   struct sim_patch_byte buf[SIM_PATCH_VIEW])
 {
-	while (*cursor < v->npatch && v->patch[*cursor].offset < offset)
-		(*cursor)++;
-	if (*cursor < v->npatch && v->patch[*cursor].offset == offset)
-		return v->patch[*cursor].byte;
-	return word_byte(v->base, offset);
+	const struct sim_patched *e;
+
+	if (sim_content_has_entry(token) && sim_patched_run(e = entry_of(cs, token)))
+		return (struct cmp_side){ { e->base, NULL, 0 }, e->run, 0 };
+	return (struct cmp_side){ view_of(cs, token, buf), NULL, 0 };
+}
+
+/* The first offset >= @from where the side's bytes may differ from its base. */
+static uint32_t side_next(struct cmp_side *c, uint32_t from)
+{
+	if (c->run) {
+		if (from < c->run->start)
+			return c->run->start;
+		return from < (uint32_t)c->run->start + c->run->len ? from : CONTENT_PAGE_SIZE;
+	}
+	while (c->cursor < c->v.npatch && c->v.patch[c->cursor].offset < from)
+		c->cursor++;
+	return c->cursor < c->v.npatch ? c->v.patch[c->cursor].offset : CONTENT_PAGE_SIZE;
+}
+
+/* The side's byte at @offset, after side_next() reached it. */
+static uint8_t side_byte(const struct cmp_side *c, uint32_t offset)
+{
+	if (c->run) {
+		if (offset - c->run->start < c->run->len)
+			return c->run->byte[offset - c->run->start];
+	} else if (c->cursor < c->v.npatch && c->v.patch[c->cursor].offset == offset) {
+		return c->v.patch[c->cursor].byte;
+	}
+	return word_byte(c->v.base, offset);
 }
 
 /*
- * Walk only the offsets where the bytes can differ: patched offsets of either
- * side and the lanes where the bases differ. The first difference decides.
+ * Walk only the offsets where the bytes can differ: patched offsets (or run
+ * bytes) of either side and the lanes where the bases differ. The first
+ * difference decides.
  */
 int sim_content_cmp_bytes(const struct sim_content_store *cs, uint64_t a, uint64_t b,
 			  uint32_t *bytes)
 {
 	struct sim_patch_byte bufa[SIM_PATCH_VIEW], bufb[SIM_PATCH_VIEW];
-	struct view va, vb;
-	uint32_t ca = 0, cb = 0, from = 0;
+	struct cmp_side sa, sb;
+	uint32_t from = 0;
 
 	if (!sim_content_is_patched(a) && !sim_content_is_patched(b)) {
 		*bytes = sim_plain_cmp_bytes(a, b);
@@ -626,24 +664,21 @@ int sim_content_cmp_bytes(const struct sim_content_store *cs, uint64_t a, uint64
 	*bytes = CONTENT_PAGE_SIZE;
 	if (a == b)
 		return 0;
-	va = view_of(cs, a, bufa);
-	vb = view_of(cs, b, bufb);
+	sa = cmp_side_of(cs, a, bufa);
+	sb = cmp_side_of(cs, b, bufb);
 	while (from < CONTENT_PAGE_SIZE) {
-		uint32_t next = next_base_difference(va.base, vb.base, from);
+		uint32_t next = next_base_difference(sa.v.base, sb.v.base, from);
+		uint32_t na = side_next(&sa, from), nb = side_next(&sb, from);
 		uint8_t x, y;
 
-		while (ca < va.npatch && va.patch[ca].offset < from)
-			ca++;
-		while (cb < vb.npatch && vb.patch[cb].offset < from)
-			cb++;
-		if (ca < va.npatch && va.patch[ca].offset < next)
-			next = va.patch[ca].offset;
-		if (cb < vb.npatch && vb.patch[cb].offset < next)
-			next = vb.patch[cb].offset;
+		if (na < next)
+			next = na;
+		if (nb < next)
+			next = nb;
 		if (next >= CONTENT_PAGE_SIZE)
 			return 0;
-		x = view_byte(&va, &ca, next);
-		y = view_byte(&vb, &cb, next);
+		x = side_byte(&sa, next);
+		y = side_byte(&sb, next);
 		if (x != y) {
 			*bytes = next + 1;
 			return (int)x - (int)y;

@@ -264,7 +264,7 @@ START_TEST(writes_in_place_agree_with_new_contents)
 		struct sim_patch_byte bufa[SIM_PATCH_VIEW], bufb[SIM_PATCH_VIEW];
 		const struct sim_patch_byte *pa, *pb;
 		uint8_t mat[CONTENT_PAGE_SIZE];
-		uint32_t n;
+		uint32_t n, read, read_ref;
 		uint64_t t;
 
 		if (sim_content_write_in_place(&cs, token[p], offset, value)) {
@@ -286,8 +286,11 @@ START_TEST(writes_in_place_agree_with_new_contents)
 		ck_assert_uint_eq(n, sim_content_patches(&ref, other[p], &t, bufb, &pb));
 		ck_assert(same_patches(pa, pb, n));
 		ck_assert_uint_eq(sim_content_byte(&cs, token[p], offset + 3), real[p][offset + 3]);
-		ck_assert_int_eq(sign(sim_content_cmp(&cs, token[p], token[q])),
+		ck_assert_int_eq(sign(sim_content_cmp_bytes(&cs, token[p], token[q], &read)),
 				 sign(memcmp(real[p], real[q], CONTENT_PAGE_SIZE)));
+		/* and reads as many bytes as the new contents' sorted patches say */
+		(void)sim_content_cmp_bytes(&ref, other[p], other[q], &read_ref);
+		ck_assert_uint_eq(read, read_ref);
 		runs += sim_content_has_entry(token[p]) &&
 			sim_patched_run(&cs.entry[token[p] - SIM_TOKEN_PATCHED]);
 	}
