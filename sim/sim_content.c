@@ -399,14 +399,19 @@ static uint8_t windowed_byte(uint64_t base, uint64_t window, uint32_t start, uin
 	return word_byte(base, offset);
 }
 
-/* Byte @offset of a run content. */
-static uint8_t run_byte(const struct sim_patched *e, uint32_t offset)
+/* Byte @offset of a page of @base whose bytes from r->start are @r's. */
+static uint8_t run_byte(const struct sim_patch_run *r, uint64_t base, uint32_t offset)
 {
-	const struct sim_patch_run *r = e->run;
-
 	if (offset - r->start < r->len)
 		return r->byte[offset - r->start];
-	return word_byte(e->base, offset);
+	return word_byte(base, offset);
+}
+
+/* @base's bytes at [@offset, @offset + @n) into @dst. */
+static void fill_base_bytes(uint8_t *dst, uint64_t base, uint32_t offset, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		dst[k] = word_byte(base, offset + k);
 }
 
 /* How many of the @n sorted patches lie before byte @offset. */
@@ -439,7 +444,7 @@ uint8_t sim_content_byte(const struct sim_content_store *cs, uint64_t token, uin
 	}
 	e = entry_of(cs, token);
 	if (sim_patched_run(e))
-		return run_byte(e, offset);
+		return run_byte(e->run, e->base, offset);
 	if (!sim_patched_spilled(e))
 		return windowed_byte(e->base, e->window, e->start, offset);
 	lo = patches_before(e->patch, e->npatch, offset);
@@ -636,12 +641,10 @@ static uint32_t side_next(struct cmp_side *c, uint32_t from)
 /* The side's byte at @offset, after side_next() reached it. */
 static uint8_t side_byte(const struct cmp_side *c, uint32_t offset)
 {
-	if (c->run) {
-		if (offset - c->run->start < c->run->len)
-			return c->run->byte[offset - c->run->start];
-	} else if (c->cursor < c->v.npatch && c->v.patch[c->cursor].offset == offset) {
+	if (c->run)
+		return run_byte(c->run, c->v.base, offset);
+	if (c->cursor < c->v.npatch && c->v.patch[c->cursor].offset == offset)
 		return c->v.patch[c->cursor].byte;
-	}
 	return word_byte(c->v.base, offset);
 }
 
@@ -1097,8 +1100,7 @@ static bool become_run(struct sim_patched *e, uint32_t offset)
 		return false;
 	r->start = (uint16_t)lo;
 	r->len = (uint16_t)(hi - lo);
-	for (uint32_t k = 0; k < r->len; k++)
-		r->byte[k] = word_byte(e->base, lo + k);
+	fill_base_bytes(r->byte, e->base, lo, r->len);
 	for (uint32_t i = 0; i < n; i++)
 		r->byte[p[i].offset - lo] = p[i].byte;
 	free(e->patch);
@@ -1107,24 +1109,26 @@ static bool become_run(struct sim_patched *e, uint32_t offset)
 	return true;
 }
 
-/* Make @e's run span [@lo, @hi) (it spans a part): the new bytes are the base's. */
-static struct sim_patch_run *widen_run(struct sim_patched *e, uint32_t lo, uint32_t hi)
+/*
+ * Make @e's run span [@lo, @hi) (it spans a part): the new bytes are the
+ * base's, so the content's bytes stay as they were. False when out of memory.
+ */
+static bool widen_run(struct sim_patched *e, uint32_t lo, uint32_t hi)
 {
 	struct sim_patch_run *r = realloc(e->run, sizeof(*r) + (hi - lo));
-	uint32_t before;
+	uint32_t before, after;
 
 	if (!r)
-		return NULL;
+		return false;
 	before = r->start - lo;
+	after = before + r->len;
 	memmove(r->byte + before, r->byte, r->len);
-	for (uint32_t k = 0; k < before; k++)
-		r->byte[k] = word_byte(e->base, lo + k);
-	for (uint32_t k = before + r->len; k < hi - lo; k++)
-		r->byte[k] = word_byte(e->base, lo + k);
+	fill_base_bytes(r->byte, e->base, lo, before);
+	fill_base_bytes(r->byte + after, e->base, lo + after, hi - lo - after);
 	r->start = (uint16_t)lo;
 	r->len = (uint16_t)(hi - lo);
 	e->run = r;
-	return r;
+	return true;
 }
 
 /* How many of the word's 8 bytes are not zero. */
@@ -1159,10 +1163,10 @@ static void set_run_word(struct sim_patch_run *r, uint32_t at, uint64_t w)
 }
 
 /*
- * A write of @value at @offset within the run, the common case: the bytes
- * it replaces are read as one word, and the count of bytes differing from
- * the base moves by the words' differing bytes. False, unchanged, when the
- * bytes would all be the base's again.
+ * A write of @value at @offset within the run: the bytes it replaces are
+ * read as one word, the byte hash moves by the bytes changed and the count
+ * of bytes differing from the base by the words' differing bytes. False,
+ * unchanged, when the bytes would all be the base's again.
  */
 static bool write_within_run(struct sim_patched *e, uint32_t offset, uint64_t value)
 {
@@ -1184,41 +1188,25 @@ static bool write_within_run(struct sim_patched *e, uint32_t offset, uint64_t va
 }
 
 /*
- * @value's 8 bytes at @offset of a run: the byte hash and the count of bytes
- * differing from the base follow. False, unchanged, when the run would span
- * more than SIM_RUN_MAX or its bytes would all be the base's again (a plain
- * token then: sim_content_after_write()).
+ * @value's 8 bytes at @offset of a run, widened first to hold them when it
+ * does not (with base bytes: the content stays what it was). False, the
+ * bytes unchanged, when the run would span more than SIM_RUN_MAX or its
+ * bytes would all be the base's again (a plain token then:
+ * sim_content_after_write()).
  */
 static bool write_into_run(struct sim_patched *e, uint32_t offset, uint64_t value)
 {
-	struct sim_patch_run *r = e->run;
+	const struct sim_patch_run *r = e->run;
 	uint32_t lo = r->start < offset ? r->start : offset;
-	uint32_t hi = r->start + r->len, npatch = e->npatch;
-	uint64_t h = e->bytes_hash;
+	uint32_t hi = r->start + r->len;
 
-	if (offset >= r->start && offset + CONTENT_WORD_SIZE <= hi)
-		return write_within_run(e, offset, value);
 	if (offset + CONTENT_WORD_SIZE > hi)
 		hi = offset + CONTENT_WORD_SIZE;
 	if (hi - lo > SIM_RUN_MAX)
 		return false;
-	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++) {
-		uint32_t off = offset + k;
-		uint8_t base = word_byte(e->base, off), was = run_byte(e, off);
-		uint8_t new = (uint8_t)(value >> (8 * k));
-
-		h += position_weight(off) * (byte_code(new) - byte_code(was));
-		npatch += (uint32_t)(new != base) - (uint32_t)(was != base);
-	}
-	if (npatch == 0)
+	if ((lo != r->start || hi != (uint32_t)r->start + r->len) && !widen_run(e, lo, hi))
 		return false;
-	if ((lo != r->start || hi != r->start + r->len) && !(r = widen_run(e, lo, hi)))
-		return false;
-	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++)
-		r->byte[offset - r->start + k] = (uint8_t)(value >> (8 * k));
-	e->npatch = (uint16_t)npatch;
-	e->bytes_hash = h;
-	return true;
+	return write_within_run(e, offset, value);
 }
 
 /*
