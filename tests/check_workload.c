@@ -1,7 +1,8 @@
 /*
  * check_workload.c - tests of the workload language (workload/): every key
  * and value form, the normalized round trip, page selections, the schedule of
- * steps, and a table of bad inputs each asserting the exact error message
+ * steps, the random streams (any draw at hand, remainders by multiplication),
+ * and a table of bad inputs each asserting the exact error message
  * (file:line, section, key and what is wrong).
  */
 #include <check.h>
@@ -636,6 +637,40 @@ START_TEST(random_pages_are_distinct_sorted_and_seeded)
 	ck_assert_uint_eq(collect(&sel, 40, &r1, a, 40), 40);
 	for (uint64_t i = 0; i < 40; i++)
 		ck_assert_uint_eq(a[i], i);
+}
+END_TEST
+
+/* splitmix64 counts: any draw is at hand without those before (sim_deferred.h). */
+START_TEST(a_draw_is_at_hand_without_the_ones_before)
+{
+	struct wl_rng seq = wl_rng_stream(42, 7), start = seq, skipped = seq;
+
+	for (uint64_t d = 0; d < 1000; d++)
+		ck_assert_uint_eq(wl_rng_peek(&start, d), wl_rng_next(&seq));
+	wl_rng_skip(&skipped, 1000);
+	ck_assert_uint_eq(wl_rng_next(&skipped), wl_rng_next(&seq));
+}
+END_TEST
+
+START_TEST(the_remainder_by_multiplication_is_the_remainder)
+{
+	static const uint64_t divisors[] = { 2, 3, 7, 89, 256, 4089, 1000003, UINT64_C(1) << 32,
+					     (UINT64_C(1) << 63) + 1, UINT64_MAX };
+	struct wl_rng rng = wl_rng_stream(1, 2);
+
+	for (size_t i = 0; i < sizeof(divisors) / sizeof(divisors[0]); i++) {
+		uint64_t d = divisors[i];
+		unsigned __int128 m = wl_mod_magic(d);
+		const uint64_t edges[] = { 0, 1, d - 1, d, d + 1, UINT64_MAX, UINT64_MAX - 1 };
+
+		for (size_t e = 0; e < sizeof(edges) / sizeof(edges[0]); e++)
+			ck_assert_uint_eq(wl_mod(edges[e], m, d), edges[e] % d);
+		for (int n = 0; n < 100000; n++) {
+			uint64_t x = wl_rng_next(&rng);
+
+			ck_assert_uint_eq(wl_mod(x, m, d), x % d);
+		}
+	}
 }
 END_TEST
 
@@ -1748,6 +1783,8 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, page_iteration);
 	tcase_add_test(tc, random_pages_are_distinct_sorted_and_seeded);
 	tcase_add_test(tc, random_offsets_stay_in_range);
+	tcase_add_test(tc, a_draw_is_at_hand_without_the_ones_before);
+	tcase_add_test(tc, the_remainder_by_multiplication_is_the_remainder);
 	tcase_add_test(tc, steps_follow_file_order);
 	tcase_add_test(tc, fork_child_inherits_unmapped_state);
 	suite_add_tcase(s, tc);

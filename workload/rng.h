@@ -17,13 +17,34 @@ struct wl_rng {
 	uint64_t state;
 };
 
-static inline uint64_t wl_rng_next(struct wl_rng *rng)
-{
-	uint64_t z = (rng->state += UINT64_C(0x9e3779b97f4a7c15));
+#define WL_RNG_GAMMA UINT64_C(0x9e3779b97f4a7c15)
 
+/* The output for state @z (splitmix64's finalizer). */
+static inline uint64_t wl_rng_mix(uint64_t z)
+{
 	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
 	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
 	return z ^ (z >> 31);
+}
+
+static inline uint64_t wl_rng_next(struct wl_rng *rng)
+{
+	return wl_rng_mix(rng->state += WL_RNG_GAMMA);
+}
+
+/*
+ * The draw @d (0 for the next) that @rng will return, without drawing: the
+ * state only counts, so any draw is at hand (the simulator's deferred writes).
+ */
+static inline uint64_t wl_rng_peek(const struct wl_rng *rng, uint64_t d)
+{
+	return wl_rng_mix(rng->state + (d + 1) * WL_RNG_GAMMA);
+}
+
+/* @rng after @d draws. */
+static inline void wl_rng_skip(struct wl_rng *rng, uint64_t d)
+{
+	rng->state += d * WL_RNG_GAMMA;
 }
 
 /* A stream for user @stream (a writer or event index) of workload @seed. */
@@ -33,6 +54,26 @@ static inline struct wl_rng wl_rng_stream(uint64_t seed, uint64_t stream)
 	struct wl_rng rng = { wl_rng_next(&mix) };
 
 	return rng;
+}
+
+/*
+ * x % d by multiplications, for a divisor d >= 2 known in advance: its
+ * magic wl_mod_magic(d) is ceil(2^128 / d), and with 128 fraction bits the
+ * remainder is exact for every 64-bit x and d (Lemire, Kaser and Kurz,
+ * "Faster remainder by direct computation", 2019). A division is some forty
+ * cycles; this, three multiplications.
+ */
+static inline unsigned __int128 wl_mod_magic(uint64_t d)
+{
+	return ~(unsigned __int128)0 / d + 1;
+}
+
+static inline uint64_t wl_mod(uint64_t x, unsigned __int128 magic, uint64_t d)
+{
+	unsigned __int128 frac = magic * x; /* the fraction of x / d, mod 2^128 */
+	unsigned __int128 low = ((unsigned __int128)(uint64_t)frac * d) >> 64;
+
+	return (uint64_t)(((frac >> 64) * d + low) >> 64);
 }
 
 /* Uniform in [0, bound), bound > 0, without modulo bias. */
