@@ -41,6 +41,9 @@
  *    for contents whose written bytes span more than the 8-byte window, a
  *    spilled array of up to every byte any write can reach. None for the
  *    pages of a region whose writes are all word tokens (word_regions).
+ *  - a continuous writer over pages all or every:N: the writes the
+ *    simulator defers (sim_deferred.h), 4 bytes a page it writes, 8 per
+ *    2 MiB of its region, and a segment of fresh values a scan.
  *  - trace rows: one per full scan plus scan 0, one per batch with per-batch
  *    rows, each with its per-process columns in an allocation of its own;
  *    outcomes; the caller's page captures per scan row, if any.
@@ -63,6 +66,7 @@
  * caller passes the bytes available.
  */
 #include "sim_internal.h"
+#include "sim_deferred.h"
 #include "sim_detector.h"
 
 #include <inttypes.h>
@@ -676,12 +680,38 @@ static uint64_t trace_bytes(const struct plan *pl, uint64_t rows)
 	return mul(bytes, pl->opt && pl->opt->traces ? pl->opt->traces : 1);
 }
 
+/*
+ * A continuous writer whose writes the simulator may defer (sim_deferred.h:
+ * pages all or every:N): its state, and a segment of fresh values a scan.
+ */
+static uint64_t deferred_bytes(const struct plan *pl, uint64_t scan_rows)
+{
+	const struct workload *wl = pl->wl;
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < wl->nwriters; i++) {
+		const struct wl_writer *w = &wl->writers[i];
+		uint64_t pages = wl->regions[w->region].pages, alloc[SIM_DEFERRED_ALLOCS];
+		size_t seg;
+
+		if (w->when != WL_WHEN_CONTINUOUS ||
+		    (w->pages.kind != WL_SEL_ALL && w->pages.kind != WL_SEL_EVERY))
+			continue;
+		sim_deferred_sizes(wl_pagesel_count(&w->pages, pages), pages, alloc, &seg);
+		for (int a = 0; a < SIM_DEFERRED_ALLOCS; a++)
+			bytes = add(bytes, chunk(alloc[a]));
+		bytes = add(bytes, doubling_array(8, add(scan_rows, 1), seg));
+	}
+	return bytes;
+}
+
 /* The machine itself, processes, areas, the content store's start, the driver. */
-static uint64_t other_bytes(const struct plan *pl, uint64_t areas)
+static uint64_t other_bytes(const struct plan *pl, uint64_t areas, uint64_t scan_rows)
 {
 	const struct workload *wl = pl->wl;
 	uint64_t bytes = FIXED_ALLOWANCE + chunk(sizeof(struct sim)) + WRITE_SCRATCH;
 
+	bytes = add(bytes, deferred_bytes(pl, scan_rows));
 	bytes = add(bytes, doubling_pool(32, add(wl->nprocs, 1), sizeof(struct sim_mm)));
 	bytes = add(bytes, doubling_pool(32, add(areas, 1), sizeof(struct sim_area)));
 	bytes = add(bytes, 64 * sizeof(struct sim_bucket) + 16 * sizeof(struct sim_patched));
@@ -816,7 +846,7 @@ int sim_estimate(const struct workload *wl, const struct sim_admit_options *opt,
 	if (opt && opt->capture_bytes)
 		out->capture_bytes = doubling_array(1024, mul(scan_rows, out->pages),
 						    opt->capture_bytes);
-	out->other_bytes = other_bytes(&pl, areas);
+	out->other_bytes = other_bytes(&pl, areas, scan_rows);
 	out->bytes = add(add(add(out->page_bytes, out->node_bytes), add(out->content_bytes,
 									 out->trace_bytes)),
 			 add(out->capture_bytes, out->other_bytes));

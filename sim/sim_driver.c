@@ -9,6 +9,7 @@
  * the same writes.
  */
 #include "sim_driver.h"
+#include "sim_deferred.h"
 #include "sim_internal.h"
 
 #include <errno.h>
@@ -30,6 +31,7 @@ struct stream {
 	uint64_t next_ns;    /* when its next write is due */
 	uint64_t interval_ns;
 	bool active, done;
+	bool deferred;       /* its writes go through sim_deferred.h */
 };
 
 /* The driver's per-item state stays within what admission counts. */
@@ -52,6 +54,7 @@ struct run {
 	struct stream *stream;
 	size_t *timed_done;      /* per region: every = time snapshots applied */
 	uint64_t fresh;          /* next fresh counter */
+	bool may_defer;          /* a continuous writer may defer (sim_deferred.h) */
 	uint64_t scans;          /* full scans completed since the start */
 	struct sim_progress prog; /* what the progress callback is told */
 	uint64_t work;           /* units of work since the last progress call */
@@ -146,6 +149,14 @@ static uint64_t value_of(struct run *r, const struct wl_value *v)
 static int area_for(struct run *r, size_t proc, size_t region)
 {
 	return sim_area_find(r->s, r->mm_of[proc], (uint32_t)region);
+}
+
+/* Before anything but ksmd reads or changes pages: every deferred write applied. */
+static int flush_deferred(struct run *r)
+{
+	int err = sim_deferred_flush(r->s);
+
+	return err ? fail(r, "a continuous writer's write failed: %s", strerror(err)) : 0;
 }
 
 /*
@@ -382,8 +393,11 @@ static int apply_event(struct run *r, size_t index)
 static int apply_capture_step(struct run *r, size_t i, const struct wl_capture_step *step)
 {
 	const struct wl_region *reg = &r->wl->regions[i];
-	int area = area_for(r, reg->process, i);
+	int area;
 
+	if (flush_deferred(r) != 0)
+		return -1;
+	area = area_for(r, reg->process, i);
 	for (size_t c = step->first; c < step->first + step->count; c++) {
 		const struct wl_capture_change *ch = &reg->capture->changes[c];
 		uint64_t value;
@@ -450,7 +464,7 @@ static int apply_steps(struct run *r)
 	size_t n = wl_steps_after_scan(r->wl, r->scans, steps, 64);
 	int rc = 0;
 
-	if (replay_captures(r) != 0)
+	if (replay_captures(r) != 0 || (n && flush_deferred(r) != 0))
 		return -1;
 
 	if (n > 64) {
@@ -478,6 +492,8 @@ static int apply_steps(struct run *r)
 
 /* --- continuous writers ------------------------------------------------------------ */
 
+static int start_deferring(struct run *r, size_t i);
+
 /* Start or stop continuous writers whose window opens or closes at this point. */
 static void update_streams(struct run *r)
 {
@@ -493,12 +509,96 @@ static void update_streams(struct run *r)
 			st->next_ns = sim_now_ns(r->s);
 			wl_page_iter_init(&st->it, &w->pages, r->wl->regions[w->region].pages,
 					  &r->writer_rng[i]);
+			st->deferred = r->may_defer && start_deferring(r, i) == 0;
 		}
 		if (st->active && w->until_scan != WL_FOREVER && r->scans >= w->until_scan) {
 			st->active = false;
 			st->done = true;
 		}
 	}
+}
+
+/*
+ * The writes of writer @i as sim_deferred.h describes them: pages all or
+ * every:N (an arithmetic sequence that takes no draws), its stream as it
+ * stands before its first write. 0, or why not.
+ */
+static int start_deferring(struct run *r, size_t i)
+{
+	const struct wl_writer *w = &r->wl->writers[i];
+	uint64_t npages = r->wl->regions[w->region].pages;
+	struct sim_deferred_spec spec = {
+		.area = area_for(r, w->process, w->region),
+		.first = 0,
+		.step = 1,
+		.count = wl_pagesel_count(&w->pages, npages),
+		.off_lo = w->offset.lo,
+		.off_span = w->offset.hi - w->offset.lo + 1,
+		.rng = r->writer_rng[i],
+		.fresh = w->value.fresh,
+		.value = w->value.value,
+	};
+
+	if (w->pages.kind == WL_SEL_EVERY) {
+		spec.first = w->pages.start;
+		spec.step = w->pages.step;
+	} else if (w->pages.kind != WL_SEL_ALL) {
+		return EINVAL; /* its pages take draws */
+	}
+	if (!r->stream[i].interval_ns || w->offset.hi > CONTENT_MAX_OFFSET)
+		return EINVAL; /* the eager loop reports what is wrong */
+	return sim_deferred_start(r->s, &spec);
+}
+
+/*
+ * Writer @i's area changed under it (sim_deferred_usable()), or its next
+ * draw is one that wl_rng_below() draws again: apply what waits, then go
+ * on eagerly from the write and the draw it stopped at.
+ */
+static int stop_deferring(struct run *r, size_t i)
+{
+	const struct wl_writer *w = &r->wl->writers[i];
+	struct stream *st = &r->stream[i];
+	uint64_t issued = 0, count;
+
+	if (flush_deferred(r) != 0)
+		return -1;
+	sim_deferred_stop(r->s, &issued);
+	if (w->offset.hi != w->offset.lo)
+		wl_rng_skip(&r->writer_rng[i], issued); /* one draw a write */
+	wl_page_iter_init(&st->it, &w->pages, r->wl->regions[w->region].pages,
+			  &r->writer_rng[i]);
+	count = wl_pagesel_count(&w->pages, r->wl->regions[w->region].pages);
+	if (w->pages.kind == WL_SEL_EVERY)
+		st->it.next = w->pages.start + w->pages.step * (issued % count);
+	else
+		st->it.next = issued % count;
+	st->deferred = false;
+	return 0;
+}
+
+/* Writer @i's writes due by @now, deferred (those it does not take: eager). */
+static int issue_deferred(struct run *r, size_t i, uint64_t now)
+{
+	const struct wl_writer *w = &r->wl->writers[i];
+	struct stream *st = &r->stream[i];
+	uint64_t n, issued;
+	int err;
+
+	if (st->next_ns > now)
+		return 0;
+	n = (now - st->next_ns) / st->interval_ns + 1;
+	err = sim_deferred_issue(r->s, n, r->fresh, &issued);
+	if (w->value.fresh)
+		r->fresh += issued;
+	st->next_ns += issued * st->interval_ns;
+	r->prog.writes += issued;
+	worked(r, issued);
+	if (err == EAGAIN)
+		return stop_deferring(r, i);
+	if (err)
+		return fail(r, "[writer %s]: write failed: %s", w->name, strerror(err));
+	return 0;
 }
 
 /*
@@ -520,6 +620,12 @@ static int run_streams(struct run *r)
 		if (!st->active)
 			continue;
 		area = area_for(r, w->process, w->region);
+		if (st->deferred && !sim_deferred_usable(r->s, area) && stop_deferring(r, i) != 0)
+			return -1;
+		if (st->deferred && issue_deferred(r, i, now) != 0)
+			return -1;
+		if (st->deferred)
+			continue;
 		while (st->next_ns <= now) {
 			uint64_t page;
 			int err;
@@ -706,8 +812,11 @@ static int scan_row(struct run *r, const struct sim_run_options *opt, uint64_t t
 {
 	if (record_row_at(r, TRACE_ROW_SCAN, t) != 0)
 		return -1;
-	if (opt && opt->scan_hook)
+	if (opt && opt->scan_hook) {
+		if (flush_deferred(r) != 0)
+			return -1;
 		opt->scan_hook(opt->hook_arg, r->scans, r->s, r->mm_of);
+	}
 	return 0;
 }
 
@@ -753,6 +862,9 @@ static int loop(struct run *r, const struct sim_run_options *opt)
 		} else {
 			batch(r);
 			sim_ksmd_batch_end(r->s, &ended);
+			if (sim_deferred_error(r->s))
+				return fail(r, "a continuous writer's write failed: %s",
+					    strerror(sim_deferred_error(r->s)));
 		}
 		if (opt && opt->per_batch && record_row_at(r, TRACE_ROW_BATCH, ended) != 0)
 			return -1;
@@ -828,6 +940,15 @@ static struct trace *new_trace(const struct workload *wl, enum wl_kernel kernel,
 	return t;
 }
 
+static size_t continuous_writers(const struct workload *wl)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < wl->nwriters; i++)
+		n += wl->writers[i].when == WL_WHEN_CONTINUOUS;
+	return n;
+}
+
 static int alloc_run(struct run *r, const struct workload *wl)
 {
 	size_t np = wl->nprocs ? wl->nprocs : 1, nw = wl->nwriters ? wl->nwriters : 1,
@@ -884,6 +1005,7 @@ int sim_run_workload(const struct workload *wl, const struct sim_run_options *op
 	cfg.nr_nodes = opt && opt->nr_nodes ? opt->nr_nodes : nodes_needed(wl);
 	if (opt && opt->costs)
 		cfg.costs = *opt->costs;
+	r.may_defer = !(opt && opt->eager_writes) && continuous_writers(wl) == 1;
 	cfg.walk_every_insert = opt && opt->walk_every_insert;
 	if (alloc_run(&r, wl) != 0) {
 		fail(&r, "out of memory");

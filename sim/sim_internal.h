@@ -127,6 +127,8 @@ enum sim_frame_flag {
  * so that forks keep room (sim_fork) */
 #define SIM_MAX_PAGE_SHARING (SIM_MAX_MAPCOUNT / 2)
 
+struct sim_deferred; /* sim_deferred.c */
+
 struct sim_frame {
 	uint64_t content;     /* token; meaningless when free */
 	uint32_t mapcount : SIM_MAPCOUNT_BITS; /* PTEs mapping it; 0 = free */
@@ -333,7 +335,56 @@ struct sim {
 	/* wl_kernel_row(cfg.kernel), looked up once (a tree walk asks it at
 	 * every level): configuration, not state */
 	const struct wl_kernel_row *kernel_row;
+	/* a continuous writer's writes not applied yet (sim_deferred.h), or
+	 * NULL; owned, and not carried by sim_clone() */
+	struct sim_deferred *deferred;
 };
+
+/* --- deferred writes (sim_deferred.c) ---------------------------------------------- */
+
+/* One write of sim_write_many() (sim_user.c). */
+struct sim_page_write {
+	uint32_t offset;
+	uint64_t value;
+};
+
+/* sim_write() of @w[0], ..., @w[n - 1] in turn to one page, in one go. */
+int sim_write_many(struct sim *s, int area, uint64_t page, const struct sim_page_write *w,
+		   size_t n);
+
+void sim_deferred_settle_slot(struct sim *s, uint32_t slot);
+void sim_deferred_settle_bytes_slot(struct sim *s, uint32_t slot);
+void sim_deferred_protected_slot(struct sim *s, uint32_t slot);
+void sim_deferred_free(struct sim_deferred *d);
+
+/*
+ * The page at @slot is about to be read: apply the writes it still waits
+ * for, with a THP those of its whole folio (their dirty bit is the folio's).
+ */
+static inline void sim_deferred_settle(struct sim *s, uint32_t slot)
+{
+	if (s->deferred)
+		sim_deferred_settle_slot(s, slot);
+}
+
+/*
+ * Only the bytes of the page at @slot are about to be read (a tree walk):
+ * its own writes are enough. The dirty bits they set on its folio were set
+ * before the batch too, and no visit cleared them since (a visit settles
+ * the whole folio first).
+ */
+static inline void sim_deferred_settle_bytes(struct sim *s, uint32_t slot)
+{
+	if (s->deferred)
+		sim_deferred_settle_bytes_slot(s, slot);
+}
+
+/* The page at @slot lost its private, writable PTE: its writes go eager. */
+static inline void sim_deferred_protected(struct sim *s, uint32_t slot)
+{
+	if (s->deferred)
+		sim_deferred_protected_slot(s, slot);
+}
 
 /* The kernel row whose semantics the machine follows. */
 static inline const struct wl_kernel_row *sim_kernel_row(const struct sim *s)

@@ -564,6 +564,7 @@ static uint32_t unstable_search_insert(struct sim *s, uint32_t slot, uint32_t fr
 			break;
 		}
 		links = rb_at(&l, n);
+		sim_deferred_settle_bytes(s, n);
 		tf = mergeable_page(s, n);
 		if (!tf || tf == frame)
 			break; /* page gone, or the very same page (a fork) */
@@ -645,6 +646,7 @@ static int merge_one_page(struct sim *s, uint32_t slot, uint32_t frame, uint32_t
 
 	if (frame == kpage)
 		return 0; /* a forked KSM page */
+	sim_deferred_settle(s, slot);
 	if (s->frame[frame].flags & FRAME_LARGE) {
 		if (pinned && same_folio(s, frame, pinned))
 			return -1; /* split_huge_page fails on the extra reference */
@@ -656,6 +658,7 @@ static int merge_one_page(struct sim *s, uint32_t slot, uint32_t frame, uint32_t
 		goto wrprotected;
 	p->pte &= (uint8_t)~(PTE_WRITE | PTE_DIRTY); /* dirty moves to the folio */
 wrprotected:
+	sim_deferred_protected(s, slot);
 	if (kpage == KPAGE_NONE) {
 		/* the checksum cache's word becomes the stable node's */
 		s->frame[frame].flags |= FRAME_KSM;

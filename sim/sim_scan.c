@@ -490,6 +490,7 @@ static bool walk_mm(struct sim *s, uint32_t mm, uint32_t *out)
 			s->scan.address = vpn + 1;
 			if (!a->anon_vma)
 				continue; /* never faulted: the kernel skips the whole VMA */
+			sim_deferred_settle(s, slot); /* before anything reads it */
 			if (!page_is_eligible(s, slot)) {
 				charge_no_visit(s, slot);
 				continue;

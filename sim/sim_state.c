@@ -264,6 +264,7 @@ void sim_free(struct sim *s)
 	if (!s)
 		return;
 	sim_content_store_free(&s->content);
+	sim_deferred_free(s->deferred);
 #define FREE_POOL(p, cap, used, elem) free(s->p);
 	SIM_POOLS(FREE_POOL, s)
 #undef FREE_POOL
@@ -286,9 +287,11 @@ struct sim *sim_clone(const struct sim *s)
 {
 	struct sim *c = malloc(sizeof(*c));
 
+	assert(!s->deferred); /* its writes waiting would be lost */
 	if (!c)
 		return NULL;
 	*c = *s;
+	c->deferred = NULL;
 #define FORGET_POOL(p, cap, used, elem) c->p = NULL;
 	SIM_POOLS(FORGET_POOL, c)
 #undef FORGET_POOL

@@ -204,20 +204,11 @@ void sim_prefetch_writes(const struct sim *s, int area, uint64_t page, int64_t s
 	}
 }
 
-int sim_write(struct sim *s, int area, uint64_t page, uint32_t offset, uint64_t value)
+/* The bytes of a writable page's frame after one write. */
+static int write_content(struct sim *s, uint32_t frame, uint32_t offset, uint64_t value)
 {
-	struct sim_area *a = area_at(s, area);
-	uint32_t frame;
 	uint64_t token;
-	int err;
 
-	if (page >= a->npages || offset > CONTENT_MAX_OFFSET)
-		return EFAULT;
-	sim_memo_written(s, a->slot + (uint32_t)page);
-	err = make_private_writable(s, a, page);
-	if (err)
-		return err;
-	frame = s->page[a->slot + page].frame;
 	if (sim_content_write_in_place(&s->content, s->frame[frame].content, offset, value)) {
 		s->frame[frame].flags &= (uint8_t)~FRAME_CSUM_VALID;
 		return 0;
@@ -227,6 +218,54 @@ int sim_write(struct sim *s, int area, uint64_t page, uint32_t offset, uint64_t 
 		return ENOMEM;
 	set_content(s, frame, token);
 	return 0;
+}
+
+int sim_write(struct sim *s, int area, uint64_t page, uint32_t offset, uint64_t value)
+{
+	struct sim_area *a = area_at(s, area);
+	int err;
+
+	if (page >= a->npages || offset > CONTENT_MAX_OFFSET)
+		return EFAULT;
+	sim_memo_written(s, a->slot + (uint32_t)page);
+	err = make_private_writable(s, a, page);
+	if (err)
+		return err;
+	return write_content(s, s->page[a->slot + page].frame, offset, value);
+}
+
+/*
+ * What sim_write() of each of @n writes in turn does: after the first, the
+ * page is writable, and what the fault and the memo make of the others is
+ * already done (the dirty bits set, the walk forgotten).
+ */
+int sim_write_many(struct sim *s, int area, uint64_t page, const struct sim_page_write *w,
+		   size_t n)
+{
+	struct sim_area *a = area_at(s, area);
+	uint32_t frame;
+	int err;
+
+	if (!n)
+		return 0;
+	if (page >= a->npages)
+		return EFAULT;
+	for (size_t i = 0; i < n; i++)
+		if (w[i].offset > CONTENT_MAX_OFFSET)
+			return EFAULT;
+	sim_memo_written(s, a->slot + (uint32_t)page);
+	err = make_private_writable(s, a, page);
+	if (err)
+		return err;
+	frame = s->page[a->slot + page].frame;
+	err = write_content(s, frame, w[0].offset, w[0].value);
+	if (!(s->page[a->slot + page].pte & PTE_WRITE)) /* FOLL_FORCE: each write faults */
+		for (size_t i = 1; i < n && !err; i++)
+			err = sim_write(s, area, page, w[i].offset, w[i].value);
+	else
+		for (size_t i = 1; i < n && !err; i++)
+			err = write_content(s, frame, w[i].offset, w[i].value);
+	return err;
 }
 
 /*
@@ -250,7 +289,9 @@ void sim_unshare_page(struct sim *s, uint32_t slot)
 		return; /* break_ksm's write fault stops at the uffd-wp PTE */
 	if (s->area[ai].prot == WL_PROT_NONE && !sim_kernel_row(s)->reaches_prot_none)
 		return; /* break_ksm's follow_page() finds no page there */
+	sim_deferred_settle(s, slot);
 	copy_page(s, &s->area[ai], slot, false);
+	sim_deferred_protected(s, slot);
 }
 
 static void set_mergeable(struct sim *s, struct sim_area *a, uint64_t page, bool on)

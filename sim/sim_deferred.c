@@ -1,0 +1,372 @@
+/*
+ * sim_deferred.c - a continuous writer's writes kept until their page is
+ * read: per position of the writer's pages, how many of its writes were
+ * applied and whether it is eager; where its fresh values count from. See
+ * sim_deferred.h for the contract.
+ */
+#include "sim_deferred.h"
+#include "sim.h"
+#include "sim_internal.h"
+#include "content.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* done[k]: writes applied to position k; this bit when they are applied when due. */
+#define EAGER_BIT UINT32_C(0x80000000)
+#define DONE_MASK (~EAGER_BIT)
+
+/* From write j on, fresh values count from fresh (other writers took some). */
+struct fresh_seg {
+	uint64_t j, fresh;
+};
+
+struct sim_deferred {
+	struct sim_deferred_spec w;
+	uint64_t issued;       /* writes due so far: j < issued */
+	uint64_t rounds, next; /* issued = rounds * count + next, next < count */
+	uint64_t limit;        /* 2^64 mod off_span: a draw below it is redrawn */
+	unsigned __int128 magic; /* wl_mod_magic(off_span) */
+	uint32_t *done;        /* per position */
+	/* per 2 MiB of the area's addresses: the writes issued when its THP
+	 * was last settled whole (so that its other pages need not be) */
+	uint64_t *folio_settled;
+	uint64_t nfolios;
+	struct fresh_seg *seg; /* in j order */
+	size_t nseg, seg_cap;
+	bool marks_stale;      /* retake the eager marks before the next issue */
+	int err;
+};
+
+/* Append @elem (of @size bytes) to the array @*arr of @*n, capacity @*cap. */
+static int append(void **arr, size_t *n, size_t *cap, const void *elem, size_t size)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 8;
+		void *p = realloc(*arr, c * size);
+
+		if (!p)
+			return ENOMEM;
+		*arr = p;
+		*cap = c;
+	}
+	memcpy((char *)*arr + *n * size, elem, size);
+	(*n)++;
+	return 0;
+}
+
+/* --- what write j stores, and where --------------------------------------------- */
+
+static uint64_t fresh_of(const struct sim_deferred *d, uint64_t j)
+{
+	size_t lo = 0, hi = d->nseg;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (d->seg[mid].j <= j)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	assert(lo > 0);
+	return d->seg[lo - 1].fresh + (j - d->seg[lo - 1].j);
+}
+
+/* Write j: where it lands in its page and what it stores. */
+static struct sim_page_write write_of(const struct sim_deferred *d, uint64_t j)
+{
+	const struct sim_deferred_spec *w = &d->w;
+	struct sim_page_write pw = { w->off_lo, w->value };
+
+	if (w->off_span > 1)
+		pw.offset += (uint32_t)wl_mod(wl_rng_peek(&w->rng, j), d->magic,
+					      w->off_span);
+	if (w->fresh)
+		pw.value = content_fresh_value(fresh_of(d, j));
+	return pw;
+}
+
+/* --- positions ----------------------------------------------------------------- */
+
+/* Writes issued so far to position @k. */
+static uint64_t issued_to(const struct sim_deferred *d, uint64_t k)
+{
+	return d->rounds + (k < d->next);
+}
+
+/* Apply what position @k still waits for, a bufferful at a time. */
+static int settle_position(struct sim *s, struct sim_deferred *d, uint64_t k)
+{
+	uint64_t due = issued_to(d, k), r = d->done[k] & DONE_MASK;
+	struct sim_page_write buf[32];
+	int err = 0;
+
+	while (r < due && !err) {
+		size_t n = 0;
+
+		for (; r < due && n < sizeof(buf) / sizeof(buf[0]); r++)
+			buf[n++] = write_of(d, r * d->w.count + k);
+		err = sim_write_many(s, d->w.area, d->w.first + d->w.step * k, buf, n);
+	}
+	d->done[k] = (d->done[k] & EAGER_BIT) | (uint32_t)r;
+	if (err && !d->err)
+		d->err = err; /* the run ends on it: what was applied no longer matters */
+	return err;
+}
+
+/* The position of @slot among the writer's pages, or false. */
+static bool position_of(const struct sim *s, const struct sim_deferred *d, uint32_t slot,
+			uint64_t *k)
+{
+	const struct sim_area *a = &s->area[d->w.area];
+	uint64_t off;
+
+	if (slot < a->slot || slot - a->slot >= a->npages || slot - a->slot < d->w.first)
+		return false;
+	off = slot - a->slot - d->w.first;
+	if (d->w.step != 1) { /* a division is dear: pages = all has none */
+		if (off % d->w.step)
+			return false;
+		off /= d->w.step;
+	}
+	*k = off;
+	return off < d->w.count;
+}
+
+/* Can a write to @slot wait: a present page, private and writable? */
+static bool writes_can_wait(const struct sim *s, uint32_t slot)
+{
+	const uint8_t want = PTE_MAPPED | PTE_PRESENT | PTE_WRITE;
+
+	return (s->page[slot].pte & (want | PTE_KSM_ZERO)) == want;
+}
+
+static void take_marks(struct sim *s, struct sim_deferred *d)
+{
+	const struct sim_area *a = &s->area[d->w.area];
+
+	for (uint64_t k = 0; k < d->w.count; k++) {
+		uint32_t slot = a->slot + (uint32_t)(d->w.first + d->w.step * k);
+
+		if (writes_can_wait(s, slot))
+			d->done[k] &= DONE_MASK;
+		else
+			d->done[k] |= EAGER_BIT;
+	}
+	d->marks_stale = false;
+}
+
+/* --- the hooks ------------------------------------------------------------------- */
+
+void sim_deferred_settle_slot(struct sim *s, uint32_t slot)
+{
+	struct sim_deferred *d = s->deferred;
+	const struct sim_area *a = &s->area[d->w.area];
+	const struct sim_page *p = &s->page[slot];
+	uint64_t k, first, folio;
+
+	if (slot < a->slot || slot - a->slot >= a->npages)
+		return;
+	if (!(p->pte & PTE_PRESENT) || !(s->frame[p->frame].flags & FRAME_LARGE)) {
+		if (!position_of(s, d, slot, &k))
+			return;
+		/* ksmd goes through the pages in order: start on those it meets next */
+		sim_prefetch_writes(s, d->w.area, slot - a->slot, (int64_t)d->w.step);
+		settle_position(s, d, k);
+		return;
+	}
+	/*
+	 * A write to a THP dirties its whole folio: settle the folio's pages,
+	 * written by the writer or not (this one may be among the others).
+	 */
+	first = slot - a->slot - p->frame % SIM_THP_PAGES;
+	folio = (first + a->start % SIM_THP_PAGES) / SIM_THP_PAGES; /* virtually aligned */
+	if (folio < d->nfolios && d->folio_settled[folio] == d->issued)
+		return;
+	if (folio < d->nfolios)
+		d->folio_settled[folio] = d->issued;
+	for (uint64_t q = 0; q < SIM_THP_PAGES; q++) {
+		uint64_t page = first + q;
+
+		if (page < a->npages && position_of(s, d, a->slot + (uint32_t)page, &k)) {
+			sim_prefetch_writes(s, d->w.area, page, (int64_t)d->w.step);
+			settle_position(s, d, k);
+		}
+	}
+}
+
+void sim_deferred_settle_bytes_slot(struct sim *s, uint32_t slot)
+{
+	uint64_t k;
+
+	if (position_of(s, s->deferred, slot, &k))
+		settle_position(s, s->deferred, k);
+}
+
+void sim_deferred_protected_slot(struct sim *s, uint32_t slot)
+{
+	struct sim_deferred *d = s->deferred;
+	uint64_t k;
+
+	if (position_of(s, d, slot, &k)) {
+		assert((d->done[k] & DONE_MASK) == issued_to(d, k)); /* settled before */
+		d->done[k] |= EAGER_BIT;
+	}
+}
+
+/* --- the writer -------------------------------------------------------------------- */
+
+int sim_deferred_start(struct sim *s, const struct sim_deferred_spec *spec)
+{
+	struct sim_deferred *d;
+
+	if (s->deferred || spec->area < 0 || (uint32_t)spec->area >= s->narea || !spec->count ||
+	    !spec->step || spec->count > UINT32_MAX ||
+	    spec->first + spec->step * (spec->count - 1) >= s->area[spec->area].npages)
+		return EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return ENOMEM;
+	d->done = calloc(spec->count, sizeof(*d->done));
+	d->nfolios = s->area[spec->area].npages / SIM_THP_PAGES + 2;
+	d->folio_settled = malloc(d->nfolios * sizeof(*d->folio_settled));
+	if (!d->done || !d->folio_settled) {
+		sim_deferred_free(d);
+		return ENOMEM;
+	}
+	memset(d->folio_settled, 0xff, d->nfolios * sizeof(*d->folio_settled));
+	d->w = *spec;
+	if (spec->off_span > 1) {
+		d->limit = -(uint64_t)spec->off_span % spec->off_span;
+		d->magic = wl_mod_magic(spec->off_span);
+	}
+	d->marks_stale = true;
+	s->deferred = d;
+	return 0;
+}
+
+/*
+ * Does write @j's draw fall below the limit, so that wl_rng_below() draws
+ * again (once in 10^16 writes)? Write j then takes draw j + 1 and every
+ * later write shifts: the writer stops deferring there.
+ */
+static bool redraws(const struct sim_deferred *d, uint64_t j)
+{
+	return d->limit && wl_rng_peek(&d->w.rng, j) < d->limit;
+}
+
+/* Fresh values of the writes from now on count from @fresh_first. */
+static int note_fresh(struct sim_deferred *d, uint64_t fresh_first)
+{
+	struct fresh_seg seg = { d->issued, fresh_first };
+
+	if (!d->w.fresh)
+		return 0;
+	if (d->nseg && fresh_of(d, d->issued) == fresh_first)
+		return 0;
+	return append((void **)&d->seg, &d->nseg, &d->seg_cap, &seg, sizeof(seg));
+}
+
+int sim_deferred_issue(struct sim *s, uint64_t n, uint64_t fresh_first, uint64_t *issued)
+{
+	struct sim_deferred *d = s->deferred;
+	const struct sim_area *a = &s->area[d->w.area];
+	int err;
+
+	*issued = 0;
+	if (d->err)
+		return d->err;
+	if (n > (uint64_t)DONE_MASK * d->w.count - d->issued)
+		return EOVERFLOW; /* done[] counts at most 2^31 - 1 rounds */
+	err = note_fresh(d, fresh_first);
+	if (err)
+		return err;
+	if (d->marks_stale)
+		take_marks(s, d);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t k = d->next;
+		uint32_t slot = a->slot + (uint32_t)(d->w.first + d->w.step * k);
+
+		if (redraws(d, d->issued))
+			return EAGAIN;
+		/* the memo forgets what the write changes now, as sim_write() would */
+		sim_memo_written(s, slot);
+		d->issued++;
+		(*issued)++;
+		if (++d->next == d->w.count) {
+			d->next = 0;
+			d->rounds++;
+		}
+		if (d->done[k] & EAGER_BIT) {
+			/* written now, in order: settle_position() applies it */
+			err = settle_position(s, d, k);
+			if (err)
+				return err;
+			if (writes_can_wait(s, slot))
+				d->done[k] &= DONE_MASK;
+		}
+	}
+	return 0;
+}
+
+int sim_deferred_flush(struct sim *s)
+{
+	struct sim_deferred *d = s->deferred;
+
+	if (!d)
+		return 0;
+	for (uint64_t k = 0; k < d->w.count && !d->err; k++)
+		settle_position(s, d, k);
+	d->marks_stale = true;
+	return d->err;
+}
+
+bool sim_deferred_usable(const struct sim *s, int area)
+{
+	const struct sim_deferred *d = s->deferred;
+	const struct sim_area *a;
+
+	if (!d || area != d->w.area)
+		return false;
+	a = &s->area[area];
+	return !a->dead && !a->uffd_wp &&
+	       d->w.first + d->w.step * (d->w.count - 1) < a->npages;
+}
+
+void sim_deferred_stop(struct sim *s, uint64_t *issued)
+{
+	struct sim_deferred *d = s->deferred;
+
+	if (!d)
+		return;
+	*issued = d->issued;
+	sim_deferred_free(d);
+	s->deferred = NULL;
+}
+
+void sim_deferred_sizes(uint64_t count, uint64_t pages, uint64_t alloc[SIM_DEFERRED_ALLOCS],
+			size_t *seg_bytes)
+{
+	alloc[0] = sizeof(struct sim_deferred);
+	alloc[1] = count * sizeof(uint32_t);                           /* done */
+	alloc[2] = (pages / SIM_THP_PAGES + 2) * sizeof(uint64_t);      /* folio_settled */
+	*seg_bytes = sizeof(struct fresh_seg);
+}
+
+int sim_deferred_error(const struct sim *s)
+{
+	return s->deferred ? s->deferred->err : 0;
+}
+
+void sim_deferred_free(struct sim_deferred *d)
+{
+	if (!d)
+		return;
+	free(d->done);
+	free(d->folio_settled);
+	free(d->seg);
+	free(d);
+}
