@@ -59,7 +59,8 @@ static int append(void **arr, size_t *n, size_t *cap, const void *elem, size_t s
 
 /* --- what write j stores, and where --------------------------------------------- */
 
-static uint64_t fresh_of(const struct sim_deferred *d, uint64_t j)
+/* The segment of fresh values write @j is in. */
+static const struct fresh_seg *seg_of(const struct sim_deferred *d, uint64_t j)
 {
 	size_t lo = 0, hi = d->nseg;
 
@@ -72,11 +73,22 @@ static uint64_t fresh_of(const struct sim_deferred *d, uint64_t j)
 			hi = mid;
 	}
 	assert(lo > 0);
-	return d->seg[lo - 1].fresh + (j - d->seg[lo - 1].j);
+	return &d->seg[lo - 1];
 }
 
-/* Write j: where it lands in its page and what it stores. */
-static struct sim_page_write write_of(const struct sim_deferred *d, uint64_t j)
+static uint64_t fresh_of(const struct sim_deferred *d, uint64_t j)
+{
+	const struct fresh_seg *seg = seg_of(d, j);
+
+	return seg->fresh + (j - seg->j);
+}
+
+/*
+ * Write j: where it lands in its page and what it stores. @seg: the segment
+ * of fresh values of some write at or before j, the search's start.
+ */
+static struct sim_page_write write_of(const struct sim_deferred *d, uint64_t j,
+				      const struct fresh_seg **seg)
 {
 	const struct sim_deferred_spec *w = &d->w;
 	struct sim_page_write pw = { w->off_lo, w->value };
@@ -84,8 +96,11 @@ static struct sim_page_write write_of(const struct sim_deferred *d, uint64_t j)
 	if (w->off_span > 1)
 		pw.offset += (uint32_t)wl_mod(wl_rng_peek(&w->rng, j), d->magic,
 					      w->off_span);
-	if (w->fresh)
-		pw.value = content_fresh_value(fresh_of(d, j));
+	if (w->fresh) {
+		while (*seg + 1 < d->seg + d->nseg && (*seg)[1].j <= j)
+			(*seg)++;
+		pw.value = content_fresh_value((*seg)->fresh + (j - (*seg)->j));
+	}
 	return pw;
 }
 
@@ -101,14 +116,18 @@ static uint64_t issued_to(const struct sim_deferred *d, uint64_t k)
 static int settle_position(struct sim *s, struct sim_deferred *d, uint64_t k)
 {
 	uint64_t due = issued_to(d, k), r = d->done[k] & DONE_MASK;
+	const struct fresh_seg *seg;
 	struct sim_page_write buf[32];
 	int err = 0;
 
+	if (r == due)
+		return 0;
+	seg = d->w.fresh ? seg_of(d, r * d->w.count + k) : NULL;
 	while (r < due && !err) {
 		size_t n = 0;
 
 		for (; r < due && n < sizeof(buf) / sizeof(buf[0]); r++)
-			buf[n++] = write_of(d, r * d->w.count + k);
+			buf[n++] = write_of(d, r * d->w.count + k, &seg);
 		err = sim_write_many(s, d->w.area, d->w.first + d->w.step * k, buf, n);
 	}
 	d->done[k] = (d->done[k] & EAGER_BIT) | (uint32_t)r;
@@ -174,7 +193,7 @@ void sim_deferred_settle_slot(struct sim *s, uint32_t slot)
 		if (!position_of(s, d, slot, &k))
 			return;
 		/* ksmd goes through the pages in order: start on those it meets next */
-		sim_prefetch_writes(s, d->w.area, slot - a->slot, (int64_t)d->w.step);
+		sim_prefetch_pages_ahead(s, a, slot - a->slot, (int64_t)d->w.step);
 		settle_position(s, d, k);
 		return;
 	}
@@ -192,7 +211,7 @@ void sim_deferred_settle_slot(struct sim *s, uint32_t slot)
 		uint64_t page = first + q;
 
 		if (page < a->npages && position_of(s, d, a->slot + (uint32_t)page, &k)) {
-			sim_prefetch_writes(s, d->w.area, page, (int64_t)d->w.step);
+			sim_prefetch_pages_ahead(s, a, page, (int64_t)d->w.step);
 			settle_position(s, d, k);
 		}
 	}

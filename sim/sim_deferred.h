@@ -16,7 +16,8 @@
  * writable (a write there touches that page alone: its bytes, its dirty
  * bits, or with a THP its folio's), and only until the simulator reads that
  * page: ksmd visiting it or comparing it in a tree settles it first (hooks
- * in sim_scan.c and sim_merge.c, sim_deferred_settle()). Every other write
+ * in sim_scan.c and sim_merge.c, sim_deferred_settle(); a smart-scan skip
+ * reads only the rmap_item, and leaves it waiting). Every other write
  * (a page absent, KSM, shared after fork, write-protected by ksmd's merge)
  * is applied when due, in order (the page is marked eager: merge and
  * unshare tell sim_deferred_protected()). Anything else that may read or

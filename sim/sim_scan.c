@@ -490,7 +490,6 @@ static bool walk_mm(struct sim *s, uint32_t mm, uint32_t *out)
 			s->scan.address = vpn + 1;
 			if (!a->anon_vma)
 				continue; /* never faulted: the kernel skips the whole VMA */
-			sim_deferred_settle(s, slot); /* before anything reads it */
 			if (!page_is_eligible(s, slot)) {
 				charge_no_visit(s, slot);
 				continue;
@@ -558,6 +557,9 @@ bool sim_ksmd_step(struct sim *s)
 
 	if (!scan_next(s, &slot))
 		return false;
+	/* the visit reads the page: its writes first (a smart-scan skip, in
+	 * scan_next(), reads only the rmap_item) */
+	sim_deferred_settle(s, slot);
 	sim_cmp_and_merge_page(s, slot);
 	s->count.pages_scanned++;
 	return true;

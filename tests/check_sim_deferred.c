@@ -158,12 +158,28 @@ START_TEST(user_steps_between_scans_see_every_write)
 }
 END_TEST
 
+/* A page smart scan skips keeps its writes waiting: the skip reads only the rmap_item. */
 START_TEST(smart_scan_skips_what_the_writer_leaves_alone)
 {
+	static const char *const policies[] = { "upstream", "aligned", "phased" };
+
 	check_text("[global]\nscans = 14\nsmart_scan = 1\npages_to_scan = 600\nsleep_millisecs = 2\n"
 		   "[region r]\npages = 3000\nfill = unique\n"
 		   "[writer w]\nregion = r\npages = every:7\noffset = random:100-120\n"
 		   "value = fresh\nwhen = continuous\nrate = 2000/s\n");
+	for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
+		char text[1024];
+
+		snprintf(text, sizeof(text),
+			 "[global]\ntime = 1s\nsmart_scan = 1\nsmart_scan_policy = %s\n"
+			 "pages_to_scan = 500\nsleep_millisecs = 5\n"
+			 "[region area]\npages = 4096\nfill = same\nvalue = 1\n"
+			 "[writer scribble]\nregion = area\npages = all\n"
+			 "offset = random:4000-4088\nvalue = fresh\nwhen = continuous\n"
+			 "rate = 20000/s\n",
+			 policies[i]);
+		check_text(text);
+	}
 }
 END_TEST
 
