@@ -298,8 +298,6 @@ int sim_deferred_issue(struct sim *s, uint64_t n, uint64_t fresh_first, uint64_t
 	*issued = 0;
 	if (d->err)
 		return d->err;
-	if (n > (uint64_t)DONE_MASK * d->w.count - d->issued)
-		return EOVERFLOW; /* done[] counts at most 2^31 - 1 rounds */
 	err = note_fresh(d, fresh_first);
 	if (err)
 		return err;
@@ -309,7 +307,8 @@ int sim_deferred_issue(struct sim *s, uint64_t n, uint64_t fresh_first, uint64_t
 		uint64_t k = d->next;
 		uint32_t slot = a->slot + (uint32_t)(d->w.first + d->w.step * k);
 
-		if (redraws(d, d->issued))
+		/* done[] counts up to 2^31 - 1 rounds: then, as at a redraw, stop */
+		if (redraws(d, d->issued) || d->rounds + 1 >= DONE_MASK)
 			return EAGAIN;
 		/* the memo forgets what the write changes now, as sim_write() would */
 		sim_memo_written(s, slot);

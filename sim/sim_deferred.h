@@ -60,8 +60,9 @@ int sim_deferred_start(struct sim *s, const struct sim_deferred_spec *spec);
  * The next @n writes fell due, their fresh values (when fresh) counting from
  * @fresh_first. Writes to pages marked eager are applied now, in order; the
  * others wait. *@issued says how many were taken: all @n and 0; or fewer
- * and EAGAIN, when the next one's draw is one wl_rng_below() redraws (flush,
- * stop, and go on eagerly with it); or the errno of a write that failed.
+ * and EAGAIN, when the next one's draw is one wl_rng_below() redraws, or
+ * 2^31 - 1 rounds of the pages were issued (flush, stop, and go on eagerly
+ * with it); or the errno of a write that failed.
  */
 int sim_deferred_issue(struct sim *s, uint64_t n, uint64_t fresh_first, uint64_t *issued);
 
