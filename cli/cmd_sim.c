@@ -40,6 +40,7 @@ static const struct cli_opt sim_options[] = {
 	{ "quiet", 'q', false, 'q' },
 	{ "costs", 0, true, 'C' },
 	{ "walk-every-insert", 0, false, 'W' },
+	{ "eager-writes", 0, false, 'E' },
 	{ NULL, 0, false, 0 },
 };
 
@@ -94,6 +95,7 @@ int cmd_sim(int argc, char **argv)
 		case 'o': output = value; break;
 		case 'q': quiet = true; break;
 		case 'W': opt.walk_every_insert = true; break;
+		case 'E': opt.eager_writes = true; break;
 		case 'C':
 			sim_config_default(&defaults);
 			costs = defaults.costs;

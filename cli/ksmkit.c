@@ -23,7 +23,7 @@ static const char lint_usage[] =
 
 static const char sim_usage[] =
 	"usage: ksmkit sim FILE.wl [--csv|--json] [--per-batch] [--walk-every-insert]\n"
-	"                  [--costs FILE] [-o FILE] [-q|--quiet]\n"
+	"                  [--eager-writes] [--costs FILE] [-o FILE] [-q|--quiet]\n"
 	"\n"
 	"Run a workload on the KSM simulator (the kernel's semantics as the workload's\n"
 	"[global] kernel says: 6.18 by default) and print its trace: one row per full\n"
@@ -42,6 +42,10 @@ static const char sim_usage[] =
 	"                 scan that rebuilds the last scan's tree as it was (memory\n"
 	"                 at rest) charges each insert the walk it made then, in O(1)\n"
 	"                 a page: the same trace either way, only slower\n"
+	"  --eager-writes apply each write of a continuous writer when it falls due;\n"
+	"                 by default a writer over pages all or every:N leaves a\n"
+	"                 private, writable page's writes until ksmd reads the page:\n"
+	"                 the same trace either way, only slower\n"
 	"  --costs FILE   the cost model's terms from FILE (ksmkit calibrate)\n"
 	"  -o FILE        write the trace to FILE instead of standard output (never\n"
 	"                 over the workload or the costs file)\n"
