@@ -6,30 +6,30 @@
  * when ksmd reaches it touches that page once instead of ten times, with the
  * same result.
  *
- * The contract. A deferred writer writes the pages first + step * k
- * (k < count) of one area in order, round after round; its write j goes to
+ * The contract. A deferred writer writes the pages first + step * k (k <
+ * count) of one area in order, round after round; its write j goes to
  * position j % count, at an offset drawn from its stream (the draw that
  * wl_offset_pick() would take: splitmix64 counts, so any draw is at hand,
  * wl_rng_peek(); draw j, until a draw that wl_rng_below() would redraw,
- * where deferral stops) and with the value it would have stored. A write is applied
- * late only where nothing could tell: to a page mapped present, private and
- * writable (a write there touches that page alone: its bytes, its dirty
- * bits, or with a THP its folio's), and only until the simulator reads that
- * page: ksmd visiting it or comparing it in a tree settles it first (hooks
- * in sim_scan.c and sim_merge.c, sim_deferred_settle(); a smart-scan skip
- * reads only the rmap_item, and leaves it waiting). Every other write
- * (a page absent, KSM, shared after fork, write-protected by ksmd's merge)
- * is applied when due, in order (the page is marked eager: merge and
- * unshare tell sim_deferred_protected()). Anything else that may read or
- * change pages (workload steps, captures, scan hooks) must be preceded by
- * sim_deferred_flush(), after which the eager marks are taken again from the
- * PTEs. The memo of walks (sim_memo.c) is told of each write when it
- * falls due, as sim_write() tells it (telling it again when the write is
- * applied changes nothing: the page was not inserted in between, a visit
- * settles it first).
+ * where deferral stops) and with the value it would have stored. A write is
+ * applied late only where nothing could tell: to a page mapped present,
+ * private and writable (a write there touches that page alone: its bytes,
+ * its dirty bits, or with a THP its folio's), and only until the simulator
+ * reads that page: ksmd visiting it or comparing it in a tree settles it
+ * first (hooks in sim_scan.c and sim_merge.c, sim_deferred_settle(); a
+ * smart-scan skip reads only the rmap_item, and leaves it waiting). Every
+ * other write (a page absent, KSM, shared after fork, write-protected by
+ * ksmd's merge) is applied when due, in order (the page is marked eager:
+ * merge and unshare tell sim_deferred_protected()). Anything else that may
+ * read or change pages (workload steps, captures, scan hooks) must be
+ * preceded by sim_deferred_flush(), after which the eager marks are taken
+ * again from the PTEs. The memo of walks (sim_memo.c) is told of each write
+ * when it falls due, as sim_write() tells it (telling it again when the
+ * write is applied changes nothing: the page was not inserted in between, a
+ * visit settles it first).
  *
  * check_sim_deferred runs workloads with and without deferral and requires
- * the same trace, byte for byte.
+ * the same trace row for row and the same state at every scan row.
  */
 #ifndef KSMKIT_SIM_DEFERRED_H
 #define KSMKIT_SIM_DEFERRED_H
