@@ -692,12 +692,13 @@ static uint64_t deferred_bytes(const struct plan *pl, uint64_t scan_rows)
 	for (size_t i = 0; i < wl->nwriters; i++) {
 		const struct wl_writer *w = &wl->writers[i];
 		uint64_t pages = wl->regions[w->region].pages, alloc[SIM_DEFERRED_ALLOCS];
+		uint64_t first, step, count;
 		size_t seg;
 
 		if (w->when != WL_WHEN_CONTINUOUS ||
-		    (w->pages.kind != WL_SEL_ALL && w->pages.kind != WL_SEL_EVERY))
+		    !sim_deferred_sequence(&w->pages, pages, &first, &step, &count))
 			continue;
-		sim_deferred_sizes(wl_pagesel_count(&w->pages, pages), pages, alloc, &seg);
+		sim_deferred_sizes(count, pages, alloc, &seg);
 		for (int a = 0; a < SIM_DEFERRED_ALLOCS; a++)
 			bytes = add(bytes, chunk(alloc[a]));
 		bytes = add(bytes, doubling_array(8, add(scan_rows, 1), seg));

@@ -238,6 +238,17 @@ void sim_deferred_protected_slot(struct sim *s, uint32_t slot)
 
 /* --- the writer -------------------------------------------------------------------- */
 
+bool sim_deferred_sequence(const struct wl_pagesel *sel, uint64_t npages, uint64_t *first,
+			   uint64_t *step, uint64_t *count)
+{
+	if (sel->kind != WL_SEL_ALL && sel->kind != WL_SEL_EVERY)
+		return false;
+	*first = sel->kind == WL_SEL_EVERY ? sel->start : 0;
+	*step = sel->kind == WL_SEL_EVERY ? sel->step : 1;
+	*count = wl_pagesel_count(sel, npages);
+	return true;
+}
+
 int sim_deferred_start(struct sim *s, const struct sim_deferred_spec *spec)
 {
 	struct sim_deferred *d;

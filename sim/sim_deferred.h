@@ -39,8 +39,17 @@
 #include <stdint.h>
 
 #include "rng.h"
+#include "workload.h"
 
 struct sim;
+
+/*
+ * The pages @sel selects of a region of @npages as the sequence first +
+ * step * k, k < count, when the selection is one that takes no draws (all,
+ * every:N): the writers a deferred writer can take. False otherwise.
+ */
+bool sim_deferred_sequence(const struct wl_pagesel *sel, uint64_t npages, uint64_t *first,
+			   uint64_t *step, uint64_t *count);
 
 /* What the writer writes, as its eager loop would (sim_driver.c). */
 struct sim_deferred_spec {

@@ -526,12 +526,8 @@ static void update_streams(struct run *r)
 static int start_deferring(struct run *r, size_t i)
 {
 	const struct wl_writer *w = &r->wl->writers[i];
-	uint64_t npages = r->wl->regions[w->region].pages;
 	struct sim_deferred_spec spec = {
 		.area = area_for(r, w->process, w->region),
-		.first = 0,
-		.step = 1,
-		.count = wl_pagesel_count(&w->pages, npages),
 		.off_lo = w->offset.lo,
 		.off_span = w->offset.hi - w->offset.lo + 1,
 		.rng = r->writer_rng[i],
@@ -539,12 +535,9 @@ static int start_deferring(struct run *r, size_t i)
 		.value = w->value.value,
 	};
 
-	if (w->pages.kind == WL_SEL_EVERY) {
-		spec.first = w->pages.start;
-		spec.step = w->pages.step;
-	} else if (w->pages.kind != WL_SEL_ALL) {
+	if (!sim_deferred_sequence(&w->pages, r->wl->regions[w->region].pages, &spec.first,
+				   &spec.step, &spec.count))
 		return EINVAL; /* its pages take draws */
-	}
 	if (!r->stream[i].interval_ns || w->offset.hi > CONTENT_MAX_OFFSET)
 		return EINVAL; /* the eager loop reports what is wrong */
 	return sim_deferred_start(r->s, &spec);
@@ -559,20 +552,16 @@ static int stop_deferring(struct run *r, size_t i)
 {
 	const struct wl_writer *w = &r->wl->writers[i];
 	struct stream *st = &r->stream[i];
-	uint64_t issued = 0, count;
+	uint64_t npages = r->wl->regions[w->region].pages, issued = 0, first, step, count;
 
 	if (flush_deferred(r) != 0)
 		return -1;
 	sim_deferred_stop(r->s, &issued);
 	if (w->offset.hi != w->offset.lo)
 		wl_rng_skip(&r->writer_rng[i], issued); /* one draw a write */
-	wl_page_iter_init(&st->it, &w->pages, r->wl->regions[w->region].pages,
-			  &r->writer_rng[i]);
-	count = wl_pagesel_count(&w->pages, r->wl->regions[w->region].pages);
-	if (w->pages.kind == WL_SEL_EVERY)
-		st->it.next = w->pages.start + w->pages.step * (issued % count);
-	else
-		st->it.next = issued % count;
+	wl_page_iter_init(&st->it, &w->pages, npages, &r->writer_rng[i]);
+	sim_deferred_sequence(&w->pages, npages, &first, &step, &count); /* it deferred */
+	st->it.next = first + step * (issued % count);
 	st->deferred = false;
 	return 0;
 }

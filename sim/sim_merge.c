@@ -546,7 +546,6 @@ static uint32_t unstable_search_insert(struct sim *s, uint32_t slot, uint32_t fr
 	uint64_t mine = s->frame[frame].content, levels = 0, bytes_read = 0;
 	const bool mine_plain = !sim_content_is_patched(mine);
 	const bool by_checksum = s->cfg.mutant == SIM_MUTANT_CHECKSUM_AS_MEMCMP;
-	const bool deferred = s->deferred; /* tested once, not at every level */
 	bool insert = false;
 	int left = 0;
 	struct sim_page *r;
@@ -565,8 +564,7 @@ static uint32_t unstable_search_insert(struct sim *s, uint32_t slot, uint32_t fr
 			break;
 		}
 		links = rb_at(&l, n);
-		if (deferred)
-			sim_deferred_settle_bytes_slot(s, n);
+		sim_deferred_settle_bytes(s, n);
 		tf = mergeable_page(s, n);
 		if (!tf || tf == frame)
 			break; /* page gone, or the very same page (a fork) */
