@@ -1145,21 +1145,26 @@ static unsigned nonzero_bytes(uint64_t x)
 
 /*
  * The 8 bytes at @at of the run as a word (byte k of the page at bits 8k, as
- * the write's value holds them), and the other way.
+ * the write's value holds them), and the other way: one load or store on a
+ * little-endian host (GCC left the byte loop they were eight of each).
  */
 static uint64_t run_word(const struct sim_patch_run *r, uint32_t at)
 {
-	uint64_t w = 0;
+	uint64_t w;
 
-	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++)
-		w |= (uint64_t)r->byte[at + k] << (8 * k);
+	memcpy(&w, r->byte + at, sizeof(w));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
 	return w;
 }
 
 static void set_run_word(struct sim_patch_run *r, uint32_t at, uint64_t w)
 {
-	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++)
-		r->byte[at + k] = (uint8_t)(w >> (8 * k));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	memcpy(r->byte + at, &w, sizeof(w));
 }
 
 /*
