@@ -27,7 +27,7 @@ struct sim_deferred {
 	struct sim_deferred_spec w;
 	uint64_t issued;       /* writes due so far: j < issued */
 	uint64_t rounds, next; /* issued = rounds * count + next, next < count */
-	uint64_t limit;        /* 2^64 mod off_span: a draw below it is redrawn */
+	uint64_t redraw_at;    /* the first write whose draw wl_rng_below() redraws */
 	unsigned __int128 magic; /* wl_mod_magic(off_span) */
 	uint32_t *done;        /* per position */
 	/* per 2 MiB of the area's addresses: the writes issued when its THP
@@ -269,8 +269,11 @@ int sim_deferred_start(struct sim *s, const struct sim_deferred_spec *spec)
 	}
 	memset(d->folio_settled, 0xff, d->nfolios * sizeof(*d->folio_settled));
 	d->w = *spec;
+	d->redraw_at = UINT64_MAX;
 	if (spec->off_span > 1) {
-		d->limit = -(uint64_t)spec->off_span % spec->off_span;
+		/* a draw below 2^64 mod off_span is redrawn */
+		d->redraw_at = wl_rng_first_below(&spec->rng, -(uint64_t)spec->off_span %
+								   spec->off_span);
 		d->magic = wl_mod_magic(spec->off_span);
 	}
 	d->marks_stale = true;
@@ -279,13 +282,14 @@ int sim_deferred_start(struct sim *s, const struct sim_deferred_spec *spec)
 }
 
 /*
- * Does write @j's draw fall below the limit, so that wl_rng_below() draws
- * again (once in 10^16 writes)? Write j then takes draw j + 1 and every
- * later write shifts: the writer stops deferring there.
+ * Does write @j's draw fall below 2^64 mod off_span, so that wl_rng_below()
+ * draws again (once in 10^16 writes)? Write j then takes draw j + 1 and every
+ * later write shifts: the writer stops deferring there. Found when the
+ * writer starts (wl_rng_first_below()), not drawn a write at a time.
  */
 static bool redraws(const struct sim_deferred *d, uint64_t j)
 {
-	return d->limit && wl_rng_peek(&d->w.rng, j) < d->limit;
+	return j == d->redraw_at;
 }
 
 /* Fresh values of the writes from now on count from @fresh_first. */

@@ -185,32 +185,10 @@ END_TEST
 
 /* --- a redraw ------------------------------------------------------------------ */
 
-/* splitmix64's finalizer undone: the state whose next draw is @x. */
-static uint64_t unxorshift(uint64_t z, unsigned shift)
-{
-	uint64_t x = z;
-
-	for (unsigned i = 0; i < 64 / shift + 1; i++)
-		x = z ^ (x >> shift);
-	return x;
-}
-
-static uint64_t inverse_odd(uint64_t a)
-{
-	uint64_t x = a; /* Newton: each step doubles the bits that are right */
-
-	for (int i = 0; i < 6; i++)
-		x *= 2 - a * x;
-	return x;
-}
-
+/* The stream whose next draw is @x. */
 static struct wl_rng stream_drawing_next(uint64_t x)
 {
-	uint64_t z = unxorshift(x, 31);
-
-	z = unxorshift(z * inverse_odd(UINT64_C(0x94d049bb133111eb)), 27);
-	z = unxorshift(z * inverse_odd(UINT64_C(0xbf58476d1ce4e5b9)), 30);
-	return (struct wl_rng){ z - WL_RNG_GAMMA };
+	return (struct wl_rng){ wl_rng_unmix(x) - WL_RNG_GAMMA };
 }
 
 /*

@@ -652,6 +652,33 @@ START_TEST(a_draw_is_at_hand_without_the_ones_before)
 }
 END_TEST
 
+/* The finalizer undone, and the first draw below a limit found without drawing. */
+START_TEST(the_first_draw_below_a_limit_is_found_without_drawing)
+{
+	struct wl_rng rng = wl_rng_stream(3, 1), planted, seq;
+	uint64_t first;
+
+	for (int i = 0; i < 1000; i++) {
+		uint64_t z = wl_rng_next(&rng);
+
+		ck_assert_uint_eq(wl_rng_unmix(wl_rng_mix(z)), z);
+		ck_assert_uint_eq(wl_rng_mix(wl_rng_unmix(z)), z);
+	}
+	ck_assert_uint_eq(wl_rng_first_below(&rng, 0), UINT64_MAX);
+	/* a stream whose draw 5000 is 7: the first below 100, and none before it */
+	planted.state = wl_rng_unmix(7) - 5001 * WL_RNG_GAMMA;
+	first = wl_rng_first_below(&planted, 100);
+	ck_assert_uint_eq(first, 5000);
+	seq = planted;
+	for (uint64_t d = 0; d < first; d++)
+		ck_assert_uint_ge(wl_rng_next(&seq), 100);
+	ck_assert_uint_eq(wl_rng_next(&seq), 7);
+	/* any stream: what it finds is a draw below the limit */
+	first = wl_rng_first_below(&rng, 4088);
+	ck_assert_uint_lt(wl_rng_peek(&rng, first), 4088);
+}
+END_TEST
+
 START_TEST(the_remainder_by_multiplication_is_the_remainder)
 {
 	static const uint64_t divisors[] = { 2, 3, 7, 89, 256, 4089, 1000003, UINT64_C(1) << 32,
@@ -1784,6 +1811,7 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, random_pages_are_distinct_sorted_and_seeded);
 	tcase_add_test(tc, random_offsets_stay_in_range);
 	tcase_add_test(tc, a_draw_is_at_hand_without_the_ones_before);
+	tcase_add_test(tc, the_first_draw_below_a_limit_is_found_without_drawing);
 	tcase_add_test(tc, the_remainder_by_multiplication_is_the_remainder);
 	tcase_add_test(tc, steps_follow_file_order);
 	tcase_add_test(tc, fork_child_inherits_unmapped_state);

@@ -41,6 +41,56 @@ static inline uint64_t wl_rng_peek(const struct wl_rng *rng, uint64_t d)
 	return wl_rng_mix(rng->state + (d + 1) * WL_RNG_GAMMA);
 }
 
+/* x ^ (x >> @shift) undone. */
+static inline uint64_t wl_rng_unxorshift(uint64_t z, unsigned shift)
+{
+	uint64_t x = z;
+
+	for (unsigned i = 0; i < 64 / shift; i++) /* each pass fixes @shift more bits */
+		x = z ^ (x >> shift);
+	return x;
+}
+
+/* The inverse of odd @a mod 2^64 (Newton's steps double the bits that are right). */
+static inline uint64_t wl_rng_inverse_odd(uint64_t a)
+{
+	uint64_t x = a;
+
+	for (int i = 0; i < 5; i++)
+		x *= 2 - a * x;
+	return x;
+}
+
+/* The state @z whose output wl_rng_mix(z) is @x: the finalizer is a bijection. */
+static inline uint64_t wl_rng_unmix(uint64_t x)
+{
+	uint64_t z = wl_rng_unxorshift(x, 31);
+
+	z = wl_rng_unxorshift(z * wl_rng_inverse_odd(UINT64_C(0x94d049bb133111eb)), 27);
+	return wl_rng_unxorshift(z * wl_rng_inverse_odd(UINT64_C(0xbf58476d1ce4e5b9)), 30);
+}
+
+/*
+ * The first draw d (0 for the next) that @rng returns below @limit, found
+ * without drawing: draw d is below it when the state after d + 1 steps is
+ * wl_rng_unmix(v) for some v < limit, and since the step is odd, each v
+ * names one d. UINT64_MAX when @limit is 0. O(limit): for the offsets
+ * wl_rng_below() would redraw (limit = 2^64 mod its bound, below the bound).
+ */
+static inline uint64_t wl_rng_first_below(const struct wl_rng *rng, uint64_t limit)
+{
+	const uint64_t inv_gamma = wl_rng_inverse_odd(WL_RNG_GAMMA);
+	uint64_t first = UINT64_MAX;
+
+	for (uint64_t v = 0; v < limit; v++) {
+		uint64_t d = (wl_rng_unmix(v) - rng->state) * inv_gamma - 1;
+
+		if (d < first)
+			first = d;
+	}
+	return first;
+}
+
 /* @rng after @d draws. */
 static inline void wl_rng_skip(struct wl_rng *rng, uint64_t d)
 {
