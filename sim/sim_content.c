@@ -324,7 +324,7 @@ int sim_content_store_clone(struct sim_content_store *dst, const struct sim_cont
 		if (!sim_patched_owns_block(e))
 			continue;
 		n = sim_patched_block_bytes(e, e->patch);
-		dst->entry[i].patch = malloc(n);
+		dst->entry[i].patch = malloc(sim_patched_block_room(e, n));
 		if (!dst->entry[i].patch) {
 			/* entries from i on still point at src's arrays: forget them */
 			dst->nentries = i;
@@ -1095,7 +1095,7 @@ static bool become_run(struct sim_patched *e, uint32_t offset)
 		hi = offset + CONTENT_WORD_SIZE;
 	if (hi - lo > SIM_RUN_MAX)
 		return false;
-	r = malloc(sizeof(*r) + (hi - lo));
+	r = malloc(SIM_RUN_BLOCK_BYTES);
 	if (!r)
 		return false;
 	r->start = (uint16_t)lo;
@@ -1110,25 +1110,20 @@ static bool become_run(struct sim_patched *e, uint32_t offset)
 }
 
 /*
- * Make @e's run span [@lo, @hi) (it spans a part): the new bytes are the
- * base's, so the content's bytes stay as they were. False when out of memory.
+ * Make @e's run span [@lo, @hi) (it spans a part; its block has room for
+ * SIM_RUN_MAX): the new bytes are the base's, so the content's bytes stay
+ * as they were.
  */
-static bool widen_run(struct sim_patched *e, uint32_t lo, uint32_t hi)
+static void widen_run(struct sim_patched *e, uint32_t lo, uint32_t hi)
 {
-	struct sim_patch_run *r = realloc(e->run, sizeof(*r) + (hi - lo));
-	uint32_t before, after;
+	struct sim_patch_run *r = e->run;
+	uint32_t before = r->start - lo, after = before + r->len;
 
-	if (!r)
-		return false;
-	before = r->start - lo;
-	after = before + r->len;
 	memmove(r->byte + before, r->byte, r->len);
 	fill_base_bytes(r->byte, e->base, lo, before);
 	fill_base_bytes(r->byte + after, e->base, lo + after, hi - lo - after);
 	r->start = (uint16_t)lo;
 	r->len = (uint16_t)(hi - lo);
-	e->run = r;
-	return true;
 }
 
 /* How many of the word's 8 bytes are not zero. */
@@ -1209,8 +1204,8 @@ static bool write_into_run(struct sim_patched *e, uint32_t offset, uint64_t valu
 		hi = offset + CONTENT_WORD_SIZE;
 	if (hi - lo > SIM_RUN_MAX)
 		return false;
-	if ((lo != r->start || hi != (uint32_t)r->start + r->len) && !widen_run(e, lo, hi))
-		return false;
+	if (lo != r->start || hi != (uint32_t)r->start + r->len)
+		widen_run(e, lo, hi);
 	return write_within_run(e, offset, value);
 }
 

@@ -78,8 +78,10 @@ static inline __attribute__((always_inline)) int copy_pool(void **dst, uint32_t 
  * bytes) a block of its own, reusing @old when it is large enough. */
 static int own_block(struct sim_patched *e, void *old, const void *src, size_t need)
 {
-	if (!old || malloc_usable_size(old) < need) {
-		void *p = realloc(old, need);
+	size_t room = sim_patched_block_room(e, need);
+
+	if (!old || malloc_usable_size(old) < room) {
+		void *p = realloc(old, room);
 
 		if (!p) {
 			free(old);
