@@ -39,7 +39,8 @@
  *    held by a frame), never more than the writes themselves; the intern
  *    table at most 3/4 full, plus the old table while it is rehashed; and
  *    for contents whose written bytes span more than the 8-byte window, a
- *    spilled array of up to every byte any write can reach. None for the
+ *    spilled array of up to every byte any write can reach, or a run's
+ *    block (SIM_RUN_BLOCK_BYTES) when that is larger. None for the
  *    pages of a region whose writes are all word tokens (word_regions).
  *  - a continuous writer over pages all or every:N: the writes the
  *    simulator defers (sim_deferred.h), 4 bytes a page it writes, 8 per
@@ -633,9 +634,13 @@ static uint64_t content_bytes(const struct plan *pl, uint64_t contents)
 		buckets = mul(buckets, 2);
 	/* the new table beside the old while rehashing, and old tables in the heap */
 	bytes = add(entries, mul(buckets, 2 * sizeof(struct sim_bucket)));
-	if (pl->span_bytes > SIM_PATCH_WINDOW)
-		bytes = add(bytes, mul(contents, chunk(pl->span_bytes *
-						      sizeof(struct sim_patch_byte))));
+	if (pl->span_bytes > SIM_PATCH_WINDOW) {
+		uint64_t block = mul(pl->span_bytes, sizeof(struct sim_patch_byte));
+
+		if (block < SIM_RUN_BLOCK_BYTES) /* the content may be a run instead */
+			block = SIM_RUN_BLOCK_BYTES;
+		bytes = add(bytes, mul(contents, chunk(block)));
+	}
 	return bytes;
 }
 

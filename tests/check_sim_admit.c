@@ -519,6 +519,11 @@ START_TEST(the_estimate_bounds_a_real_run_within_twice)
 		/* a quarter rewritten with fresh values after every scan */
 		{ "[region a]\nsize = 1g\nfill = same\nvalue = 7\n[writer w]\nregion = a\n"
 		  "pages = every:4\nwhen = every-scan\nvalue = fresh\noffset = 4088\n", true },
+		/* Nai Xia's writer over 24 bytes: each page a run, its block larger
+		 * than the spilled array of the bytes it spans */
+		{ "[region a]\nsize = 1g\nfill = same\nvalue = 1\n[writer w]\nregion = a\n"
+		  "pages = all\nwhen = continuous\nrate = 10000000/s\nvalue = fresh\n"
+		  "offset = random:4000-4016\n", true },
 		/*
 		 * Forked, then half of the child's copy rewritten once merging has
 		 * begun: the stable-node bound assumes the worst interleaving (a
