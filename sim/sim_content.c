@@ -272,6 +272,30 @@ static uint64_t word_value(uint64_t token)
 	return CONTENT_FRESH_BASE | (token & SIM_WORD_COUNT_MASK);
 }
 
+/*
+ * The 8 bytes at @p as a word, byte k at bits 8k (as a write's value holds
+ * them), and the other way: one load or store on a little-endian host (GCC
+ * left the byte loops they replace as eight loads or stores and shifts).
+ */
+static uint64_t load_word(const uint8_t *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	return w;
+}
+
+static void store_word(uint8_t *p, uint64_t w)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	memcpy(p, &w, sizeof(w));
+}
+
 /* The 8 bytes of a uniform page of @base at @offset, as a little-endian word. */
 static uint64_t base_bytes_at(uint64_t base, uint32_t offset)
 {
@@ -410,7 +434,12 @@ static uint8_t run_byte(const struct sim_patch_run *r, uint64_t base, uint32_t o
 /* @base's bytes at [@offset, @offset + @n) into @dst. */
 static void fill_base_bytes(uint8_t *dst, uint64_t base, uint32_t offset, uint32_t n)
 {
-	for (uint32_t k = 0; k < n; k++)
+	uint64_t word = base_bytes_at(base, offset); /* the bytes repeat every 8 */
+	uint32_t k = 0;
+
+	for (; k + CONTENT_WORD_SIZE <= n; k += CONTENT_WORD_SIZE)
+		store_word(dst + k, word);
+	for (; k < n; k++)
 		dst[k] = word_byte(base, offset + k);
 }
 
@@ -1138,28 +1167,15 @@ static unsigned nonzero_bytes(uint64_t x)
 	return (unsigned)(((top >> 7) * UINT64_C(0x0101010101010101)) >> 56);
 }
 
-/*
- * The 8 bytes at @at of the run as a word (byte k of the page at bits 8k, as
- * the write's value holds them), and the other way: one load or store on a
- * little-endian host (GCC left the byte loop they were eight of each).
- */
+/* The 8 bytes at @at of the run as a word, and the other way. */
 static uint64_t run_word(const struct sim_patch_run *r, uint32_t at)
 {
-	uint64_t w;
-
-	memcpy(&w, r->byte + at, sizeof(w));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w = __builtin_bswap64(w);
-#endif
-	return w;
+	return load_word(r->byte + at);
 }
 
 static void set_run_word(struct sim_patch_run *r, uint32_t at, uint64_t w)
 {
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	w = __builtin_bswap64(w);
-#endif
-	memcpy(r->byte + at, &w, sizeof(w));
+	store_word(r->byte + at, w);
 }
 
 /*
