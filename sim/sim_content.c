@@ -1264,19 +1264,45 @@ static bool write_over_patches(struct sim_patched *e, uint32_t offset, uint64_t 
  * (a hundred bytes, where the sorted patches take three hundred and a
  * search), else over its patches when the eight bytes stay patched.
  */
-bool sim_content_write_in_place(struct sim_content_store *cs, uint64_t token, uint32_t offset,
-				uint64_t value)
+/* The entry of @token when a write may change it in place (one frame holds it). */
+static struct sim_patched *entry_to_write(struct sim_content_store *cs, uint64_t token)
 {
 	struct sim_patched *e;
 
-	if (!sim_content_has_entry(token) || value < CONTENT_FRESH_BASE)
-		return false;
+	if (!sim_content_has_entry(token))
+		return NULL;
 	e = entry_of(cs, token);
-	if (e->refs != (SIM_REFS_UNLISTED | 1))
+	return e->refs == (SIM_REFS_UNLISTED | 1) ? e : NULL;
+}
+
+/* A fresh @value at @offset of @e in place, if it can be (see the header). */
+static bool write_entry_in_place(struct sim_patched *e, uint32_t offset, uint64_t value)
+{
+	if (value < CONTENT_FRESH_BASE)
 		return false;
 	if (sim_patched_spilled(e) && !become_run(e, offset))
 		return write_over_patches(e, offset, value);
 	return sim_patched_run(e) && write_into_run(e, offset, value);
+}
+
+bool sim_content_write_in_place(struct sim_content_store *cs, uint64_t token, uint32_t offset,
+				uint64_t value)
+{
+	struct sim_patched *e = entry_to_write(cs, token);
+
+	return e && write_entry_in_place(e, offset, value);
+}
+
+size_t sim_content_write_many_in_place(struct sim_content_store *cs, uint64_t token,
+				       const struct sim_page_write *w, size_t n)
+{
+	struct sim_patched *e = entry_to_write(cs, token);
+	size_t i = 0;
+
+	if (e)
+		while (i < n && write_entry_in_place(e, w[i].offset, w[i].value))
+			i++;
+	return i;
 }
 
 uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, uint32_t offset,

@@ -342,12 +342,6 @@ struct sim {
 
 /* --- deferred writes (sim_deferred.c) ---------------------------------------------- */
 
-/* One write of sim_write_many() (sim_user.c). */
-struct sim_page_write {
-	uint32_t offset;
-	uint64_t value;
-};
-
 /* sim_write() of @w[0], ..., @w[n - 1] in turn to one page, in one go. */
 int sim_write_many(struct sim *s, int area, uint64_t page, const struct sim_page_write *w,
 		   size_t n);

@@ -190,20 +190,26 @@ void sim_prefetch_writes(const struct sim *s, int area, uint64_t page, int64_t s
 		sim_prefetch_pages_ahead(s, &s->area[area], page, step);
 }
 
-/* The bytes of a writable page's frame after one write. */
-static int write_content(struct sim *s, uint32_t frame, uint32_t offset, uint64_t value)
+/* The bytes of a writable page's frame after a write that makes a new content. */
+static int write_new_content(struct sim *s, uint32_t frame, uint32_t offset, uint64_t value)
 {
-	uint64_t token;
+	uint64_t token = sim_content_after_write(&s->content, s->frame[frame].content, offset,
+						 value);
 
-	if (sim_content_write_in_place(&s->content, s->frame[frame].content, offset, value)) {
-		s->frame[frame].flags &= (uint8_t)~FRAME_CSUM_VALID;
-		return 0;
-	}
-	token = sim_content_after_write(&s->content, s->frame[frame].content, offset, value);
 	if (token == UINT64_MAX)
 		return ENOMEM;
 	set_content(s, frame, token);
 	return 0;
+}
+
+/* The bytes of a writable page's frame after one write. */
+static int write_content(struct sim *s, uint32_t frame, uint32_t offset, uint64_t value)
+{
+	if (sim_content_write_in_place(&s->content, s->frame[frame].content, offset, value)) {
+		s->frame[frame].flags &= (uint8_t)~FRAME_CSUM_VALID;
+		return 0;
+	}
+	return write_new_content(s, frame, offset, value);
 }
 
 int sim_write(struct sim *s, int area, uint64_t page, uint32_t offset, uint64_t value)
@@ -244,13 +250,24 @@ int sim_write_many(struct sim *s, int area, uint64_t page, const struct sim_page
 	if (err)
 		return err;
 	frame = s->page[a->slot + page].frame;
-	err = write_content(s, frame, w[0].offset, w[0].value);
-	if (!(s->page[a->slot + page].pte & PTE_WRITE)) /* FOLL_FORCE: each write faults */
+	if (!(s->page[a->slot + page].pte & PTE_WRITE)) { /* FOLL_FORCE: each write faults */
+		err = write_content(s, frame, w[0].offset, w[0].value);
 		for (size_t i = 1; i < n && !err; i++)
 			err = sim_write(s, area, page, w[i].offset, w[i].value);
-	else
-		for (size_t i = 1; i < n && !err; i++)
-			err = write_content(s, frame, w[i].offset, w[i].value);
+		return err;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		size_t done = sim_content_write_many_in_place(&s->content, s->frame[frame].content,
+							      w + i, n - i);
+
+		if (done) {
+			s->frame[frame].flags &= (uint8_t)~FRAME_CSUM_VALID;
+			i += done;
+			if (i == n)
+				break;
+		}
+		err = write_new_content(s, frame, w[i].offset, w[i].value);
+	}
 	return err;
 }
 
