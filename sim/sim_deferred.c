@@ -304,10 +304,50 @@ static int note_fresh(struct sim_deferred *d, uint64_t fresh_first)
 	return append((void **)&d->seg, &d->nseg, &d->seg_cap, &seg, sizeof(seg));
 }
 
+/* The writes to positions next, next + 1, ..., @to - 1 are issued. */
+static void issued_up_to(struct sim_deferred *d, uint64_t to, uint64_t *issued)
+{
+	d->issued += to - d->next;
+	*issued += to - d->next;
+	d->next = to;
+	if (d->next == d->w.count) {
+		d->next = 0;
+		d->rounds++;
+	}
+}
+
+/*
+ * Issue the writes to positions next, ..., next + @m - 1 (within the round):
+ * the memo forgets each written page now, as sim_write() would, and an
+ * eager page takes its write now, in order (settle_position()).
+ */
+static int issue_span(struct sim *s, struct sim_deferred *d, uint64_t m, uint64_t *issued)
+{
+	const struct sim_area *a = &s->area[d->w.area];
+	uint64_t end = d->next + m, counted = d->next; /* issued_up_to(counted) done */
+	int err;
+
+	for (uint64_t k = d->next; k < end; k++) {
+		uint32_t slot = a->slot + (uint32_t)(d->w.first + d->w.step * k);
+
+		sim_memo_written(s, slot);
+		if (!(d->done[k] & EAGER_BIT))
+			continue;
+		issued_up_to(d, counted = k + 1, issued); /* settle_position() counts it */
+		err = settle_position(s, d, k);
+		if (err)
+			return err;
+		if (writes_can_wait(s, slot))
+			d->done[k] &= DONE_MASK;
+	}
+	if (counted != end)
+		issued_up_to(d, end, issued);
+	return 0;
+}
+
 int sim_deferred_issue(struct sim *s, uint64_t n, uint64_t fresh_first, uint64_t *issued)
 {
 	struct sim_deferred *d = s->deferred;
-	const struct sim_area *a = &s->area[d->w.area];
 	int err;
 
 	*issued = 0;
@@ -318,29 +358,19 @@ int sim_deferred_issue(struct sim *s, uint64_t n, uint64_t fresh_first, uint64_t
 		return err;
 	if (d->marks_stale)
 		take_marks(s, d);
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t k = d->next;
-		uint32_t slot = a->slot + (uint32_t)(d->w.first + d->w.step * k);
+	while (n) {
+		/* to the round's end, and short of a redraw */
+		uint64_t m = d->w.count - d->next < n ? d->w.count - d->next : n;
 
 		/* done[] counts up to 2^31 - 1 rounds: then, as at a redraw, stop */
-		if (redraws(d, d->issued) || d->rounds + 1 >= DONE_MASK)
+		if (d->rounds + 1 >= DONE_MASK || redraws(d, d->issued))
 			return EAGAIN;
-		/* the memo forgets what the write changes now, as sim_write() would */
-		sim_memo_written(s, slot);
-		d->issued++;
-		(*issued)++;
-		if (++d->next == d->w.count) {
-			d->next = 0;
-			d->rounds++;
-		}
-		if (d->done[k] & EAGER_BIT) {
-			/* written now, in order: settle_position() applies it */
-			err = settle_position(s, d, k);
-			if (err)
-				return err;
-			if (writes_can_wait(s, slot))
-				d->done[k] &= DONE_MASK;
-		}
+		if (d->redraw_at - d->issued < m)
+			m = d->redraw_at - d->issued;
+		err = issue_span(s, d, m, issued);
+		if (err)
+			return err;
+		n -= m;
 	}
 	return 0;
 }
