@@ -29,6 +29,11 @@
 
 #include "content.h"
 
+/* For a write's steps, inlined into sim_content_write_many_in_place()'s loop. */
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
 /* --- byte hash -------------------------------------------------------- */
 
 /*
@@ -1184,7 +1189,8 @@ static void set_run_word(struct sim_patch_run *r, uint32_t at, uint64_t w)
  * of bytes differing from the base by the words' differing bytes. False,
  * unchanged, when the bytes would all be the base's again.
  */
-static bool write_within_run(struct sim_patched *e, uint32_t offset, uint64_t value)
+static __always_inline bool write_within_run(struct sim_patched *e, uint32_t offset,
+					     uint64_t value)
 {
 	struct sim_patch_run *r = e->run;
 	uint32_t at = offset - r->start;
@@ -1210,7 +1216,8 @@ static bool write_within_run(struct sim_patched *e, uint32_t offset, uint64_t va
  * bytes would all be the base's again (a plain token then:
  * sim_content_after_write()).
  */
-static bool write_into_run(struct sim_patched *e, uint32_t offset, uint64_t value)
+static __always_inline bool write_into_run(struct sim_patched *e, uint32_t offset,
+					   uint64_t value)
 {
 	const struct sim_patch_run *r = e->run;
 	uint32_t lo = r->start < offset ? r->start : offset;
@@ -1299,9 +1306,17 @@ size_t sim_content_write_many_in_place(struct sim_content_store *cs, uint64_t to
 	struct sim_patched *e = entry_to_write(cs, token);
 	size_t i = 0;
 
-	if (e)
-		while (i < n && write_entry_in_place(e, w[i].offset, w[i].value))
-			i++;
+	if (!e)
+		return 0;
+	for (; i < n; i++) {
+		/* a run taking a fresh value, the common case, inlined */
+		bool done = sim_patched_run(e) && w[i].value >= CONTENT_FRESH_BASE ?
+				    write_into_run(e, w[i].offset, w[i].value) :
+				    write_entry_in_place(e, w[i].offset, w[i].value);
+
+		if (!done)
+			break;
+	}
 	return i;
 }
 
