@@ -84,23 +84,51 @@ static uint64_t fresh_of(const struct sim_deferred *d, uint64_t j)
 }
 
 /*
- * Write j: where it lands in its page and what it stores. @seg: the segment
- * of fresh values of some write at or before j, the search's start.
+ * A position's writes j, j + count, j + 2 * count, ... in turn: where each
+ * lands in its page and what it stores. The segment of fresh values is
+ * followed forward, since j only grows.
  */
-static struct sim_page_write write_of(const struct sim_deferred *d, uint64_t j,
-				      const struct fresh_seg **seg)
+struct write_cursor {
+	const struct sim_deferred *d;
+	uint64_t j;
+	const struct fresh_seg *seg; /* write j's, when the values are fresh */
+	uint64_t seg_end;            /* where the segment after it starts */
+};
+
+static void follow_seg(struct write_cursor *c)
 {
-	const struct sim_deferred_spec *w = &d->w;
+	const struct sim_deferred *d = c->d;
+
+	while (c->j >= c->seg_end) {
+		c->seg++;
+		c->seg_end = c->seg + 1 < d->seg + d->nseg ? c->seg[1].j : UINT64_MAX;
+	}
+}
+
+static struct write_cursor cursor_at(const struct sim_deferred *d, uint64_t j)
+{
+	struct write_cursor c = { d, j, NULL, UINT64_MAX };
+
+	if (d->w.fresh) {
+		c.seg = seg_of(d, j);
+		c.seg_end = c.seg + 1 < d->seg + d->nseg ? c.seg[1].j : UINT64_MAX;
+	}
+	return c;
+}
+
+/* The cursor's write, and the cursor on to the position's next one. */
+static struct sim_page_write next_write(struct write_cursor *c)
+{
+	const struct sim_deferred_spec *w = &c->d->w;
 	struct sim_page_write pw = { w->off_lo, w->value };
 
 	if (w->off_span > 1)
-		pw.offset += (uint32_t)wl_mod(wl_rng_peek(&w->rng, j), d->magic,
-					      w->off_span);
-	if (w->fresh) {
-		while (*seg + 1 < d->seg + d->nseg && (*seg)[1].j <= j)
-			(*seg)++;
-		pw.value = content_fresh_value((*seg)->fresh + (j - (*seg)->j));
+		pw.offset += (uint32_t)wl_mod(wl_rng_peek(&w->rng, c->j), c->d->magic, w->off_span);
+	if (c->seg) {
+		follow_seg(c);
+		pw.value = content_fresh_value(c->seg->fresh + (c->j - c->seg->j));
 	}
+	c->j += w->count;
 	return pw;
 }
 
@@ -116,18 +144,18 @@ static uint64_t issued_to(const struct sim_deferred *d, uint64_t k)
 static int settle_position(struct sim *s, struct sim_deferred *d, uint64_t k)
 {
 	uint64_t due = issued_to(d, k), r = d->done[k] & DONE_MASK;
-	const struct fresh_seg *seg;
 	struct sim_page_write buf[32];
+	struct write_cursor c;
 	int err = 0;
 
 	if (r == due)
 		return 0;
-	seg = d->w.fresh ? seg_of(d, r * d->w.count + k) : NULL;
+	c = cursor_at(d, r * d->w.count + k);
 	while (r < due && !err) {
 		size_t n = 0;
 
 		for (; r < due && n < sizeof(buf) / sizeof(buf[0]); r++)
-			buf[n++] = write_of(d, r * d->w.count + k, &seg);
+			buf[n++] = next_write(&c);
 		err = sim_write_many(s, d->w.area, d->w.first + d->w.step * k, buf, n);
 	}
 	d->done[k] = (d->done[k] & EAGER_BIT) | (uint32_t)r;
