@@ -43,8 +43,8 @@
  *    block (SIM_RUN_BLOCK_BYTES) when that is larger. None for the
  *    pages of a region whose writes are all word tokens (word_regions).
  *  - a continuous writer over pages all or every:N: the writes the
- *    simulator defers (sim_deferred.h), 4 bytes a page it writes, 8 per
- *    2 MiB of its region, and a segment of fresh values a scan.
+ *    simulator defers (sim_deferred.h), 4 bytes a page it writes and 8 per
+ *    2 MiB of its region.
  *  - trace rows: one per full scan plus scan 0, one per batch with per-batch
  *    rows, each with its per-process columns in an allocation of its own;
  *    outcomes; the caller's page captures per scan row, if any.
@@ -687,9 +687,9 @@ static uint64_t trace_bytes(const struct plan *pl, uint64_t rows)
 
 /*
  * A continuous writer whose writes the simulator may defer (sim_deferred.h:
- * pages all or every:N): its state, and a segment of fresh values a scan.
+ * pages all or every:N): its state.
  */
-static uint64_t deferred_bytes(const struct plan *pl, uint64_t scan_rows)
+static uint64_t deferred_bytes(const struct plan *pl)
 {
 	const struct workload *wl = pl->wl;
 	uint64_t bytes = 0;
@@ -698,26 +698,24 @@ static uint64_t deferred_bytes(const struct plan *pl, uint64_t scan_rows)
 		const struct wl_writer *w = &wl->writers[i];
 		uint64_t pages = wl->regions[w->region].pages, alloc[SIM_DEFERRED_ALLOCS];
 		uint64_t first, step, count;
-		size_t seg;
 
 		if (w->when != WL_WHEN_CONTINUOUS ||
 		    !sim_deferred_sequence(&w->pages, pages, &first, &step, &count))
 			continue;
-		sim_deferred_sizes(count, pages, alloc, &seg);
+		sim_deferred_sizes(count, pages, alloc);
 		for (int a = 0; a < SIM_DEFERRED_ALLOCS; a++)
 			bytes = add(bytes, chunk(alloc[a]));
-		bytes = add(bytes, doubling_array(8, add(scan_rows, 1), seg));
 	}
 	return bytes;
 }
 
 /* The machine itself, processes, areas, the content store's start, the driver. */
-static uint64_t other_bytes(const struct plan *pl, uint64_t areas, uint64_t scan_rows)
+static uint64_t other_bytes(const struct plan *pl, uint64_t areas)
 {
 	const struct workload *wl = pl->wl;
 	uint64_t bytes = FIXED_ALLOWANCE + chunk(sizeof(struct sim)) + WRITE_SCRATCH;
 
-	bytes = add(bytes, deferred_bytes(pl, scan_rows));
+	bytes = add(bytes, deferred_bytes(pl));
 	bytes = add(bytes, doubling_pool(32, add(wl->nprocs, 1), sizeof(struct sim_mm)));
 	bytes = add(bytes, doubling_pool(32, add(areas, 1), sizeof(struct sim_area)));
 	bytes = add(bytes, 64 * sizeof(struct sim_bucket) + 16 * sizeof(struct sim_patched));
@@ -852,7 +850,7 @@ int sim_estimate(const struct workload *wl, const struct sim_admit_options *opt,
 	if (opt && opt->capture_bytes)
 		out->capture_bytes = doubling_array(1024, mul(scan_rows, out->pages),
 						    opt->capture_bytes);
-	out->other_bytes = other_bytes(&pl, areas, scan_rows);
+	out->other_bytes = other_bytes(&pl, areas);
 	out->bytes = add(add(add(out->page_bytes, out->node_bytes), add(out->content_bytes,
 									 out->trace_bytes)),
 			 add(out->capture_bytes, out->other_bytes));

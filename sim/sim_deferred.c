@@ -18,11 +18,6 @@
 #define EAGER_BIT UINT32_C(0x80000000)
 #define DONE_MASK (~EAGER_BIT)
 
-/* From write j on, fresh values count from fresh (other writers took some). */
-struct fresh_seg {
-	uint64_t j, fresh;
-};
-
 struct sim_deferred {
 	struct sim_deferred_spec w;
 	uint64_t issued;       /* writes due so far: j < issued */
@@ -34,99 +29,37 @@ struct sim_deferred {
 	 * was last settled whole (so that its other pages need not be) */
 	uint64_t *folio_settled;
 	uint64_t nfolios;
-	struct fresh_seg *seg; /* in j order */
-	size_t nseg, seg_cap;
+	/* fresh values: write j >= fresh_j stores fresh_first + (j - fresh_j);
+	 * every write before fresh_j is applied (note_fresh()) */
+	uint64_t fresh_j, fresh_first;
+	bool waiting;          /* writes issued since the last flush may wait */
 	bool marks_stale;      /* retake the eager marks before the next issue */
 	int err;
 };
 
-/* Append @elem (of @size bytes) to the array @*arr of @*n, capacity @*cap. */
-static int append(void **arr, size_t *n, size_t *cap, const void *elem, size_t size)
-{
-	if (*n == *cap) {
-		size_t c = *cap ? 2 * *cap : 8;
-		void *p = realloc(*arr, c * size);
-
-		if (!p)
-			return ENOMEM;
-		*arr = p;
-		*cap = c;
-	}
-	memcpy((char *)*arr + *n * size, elem, size);
-	(*n)++;
-	return 0;
-}
-
 /* --- what write j stores, and where --------------------------------------------- */
-
-/* The segment of fresh values write @j is in. */
-static const struct fresh_seg *seg_of(const struct sim_deferred *d, uint64_t j)
-{
-	size_t lo = 0, hi = d->nseg;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (d->seg[mid].j <= j)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	assert(lo > 0);
-	return &d->seg[lo - 1];
-}
-
-static uint64_t fresh_of(const struct sim_deferred *d, uint64_t j)
-{
-	const struct fresh_seg *seg = seg_of(d, j);
-
-	return seg->fresh + (j - seg->j);
-}
 
 /*
  * A position's writes j, j + count, j + 2 * count, ... in turn: where each
- * lands in its page and what it stores. The segment of fresh values is
- * followed forward, since j only grows.
+ * lands in its page and what it stores.
  */
 struct write_cursor {
 	const struct sim_deferred *d;
 	uint64_t j;
-	const struct fresh_seg *seg; /* write j's, when the values are fresh */
-	uint64_t seg_end;            /* where the segment after it starts */
 };
-
-static void follow_seg(struct write_cursor *c)
-{
-	const struct sim_deferred *d = c->d;
-
-	while (c->j >= c->seg_end) {
-		c->seg++;
-		c->seg_end = c->seg + 1 < d->seg + d->nseg ? c->seg[1].j : UINT64_MAX;
-	}
-}
-
-static struct write_cursor cursor_at(const struct sim_deferred *d, uint64_t j)
-{
-	struct write_cursor c = { d, j, NULL, UINT64_MAX };
-
-	if (d->w.fresh) {
-		c.seg = seg_of(d, j);
-		c.seg_end = c.seg + 1 < d->seg + d->nseg ? c.seg[1].j : UINT64_MAX;
-	}
-	return c;
-}
 
 /* The cursor's write, and the cursor on to the position's next one. */
 static struct sim_page_write next_write(struct write_cursor *c)
 {
-	const struct sim_deferred_spec *w = &c->d->w;
+	const struct sim_deferred *d = c->d;
+	const struct sim_deferred_spec *w = &d->w;
 	struct sim_page_write pw = { w->off_lo, w->value };
 
 	if (w->off_span > 1)
-		pw.offset += (uint32_t)wl_mod(wl_rng_peek(&w->rng, c->j), c->d->magic, w->off_span);
-	if (c->seg) {
-		follow_seg(c);
-		pw.value = content_fresh_value(c->seg->fresh + (c->j - c->seg->j));
+		pw.offset += (uint32_t)wl_mod(wl_rng_peek(&w->rng, c->j), d->magic, w->off_span);
+	if (w->fresh) {
+		assert(c->j >= d->fresh_j);
+		pw.value = content_fresh_value(d->fresh_first + (c->j - d->fresh_j));
 	}
 	c->j += w->count;
 	return pw;
@@ -150,7 +83,7 @@ static int settle_position(struct sim *s, struct sim_deferred *d, uint64_t k)
 
 	if (r == due)
 		return 0;
-	c = cursor_at(d, r * d->w.count + k);
+	c = (struct write_cursor){ d, r * d->w.count + k };
 	while (r < due && !err) {
 		size_t n = 0;
 
@@ -320,16 +253,22 @@ static bool redraws(const struct sim_deferred *d, uint64_t j)
 	return j == d->redraw_at;
 }
 
-/* Fresh values of the writes from now on count from @fresh_first. */
+/*
+ * Fresh values of the writes from now on count from @fresh_first. Where
+ * they do not go on from the last (other writes took some: they run at
+ * steps, after a flush), no write may be waiting, since a write's value is
+ * computed from the one start: EAGAIN otherwise (the writer then goes on
+ * eagerly, as at a redraw).
+ */
 static int note_fresh(struct sim_deferred *d, uint64_t fresh_first)
 {
-	struct fresh_seg seg = { d->issued, fresh_first };
-
-	if (!d->w.fresh)
+	if (!d->w.fresh || d->fresh_first + (d->issued - d->fresh_j) == fresh_first)
 		return 0;
-	if (d->nseg && fresh_of(d, d->issued) == fresh_first)
-		return 0;
-	return append((void **)&d->seg, &d->nseg, &d->seg_cap, &seg, sizeof(seg));
+	if (d->waiting)
+		return EAGAIN;
+	d->fresh_j = d->issued;
+	d->fresh_first = fresh_first;
+	return 0;
 }
 
 /* The writes to positions next, next + 1, ..., @to - 1 are issued. */
@@ -386,6 +325,7 @@ int sim_deferred_issue(struct sim *s, uint64_t n, uint64_t fresh_first, uint64_t
 		return err;
 	if (d->marks_stale)
 		take_marks(s, d);
+	d->waiting = d->waiting || n;
 	while (n) {
 		/* to the round's end, and short of a redraw */
 		uint64_t m = d->w.count - d->next < n ? d->w.count - d->next : n;
@@ -412,6 +352,7 @@ int sim_deferred_flush(struct sim *s)
 	for (uint64_t k = 0; k < d->w.count && !d->err; k++)
 		settle_position(s, d, k);
 	d->marks_stale = true;
+	d->waiting = d->err != 0;
 	return d->err;
 }
 
@@ -438,13 +379,11 @@ void sim_deferred_stop(struct sim *s, uint64_t *issued)
 	s->deferred = NULL;
 }
 
-void sim_deferred_sizes(uint64_t count, uint64_t pages, uint64_t alloc[SIM_DEFERRED_ALLOCS],
-			size_t *seg_bytes)
+void sim_deferred_sizes(uint64_t count, uint64_t pages, uint64_t alloc[SIM_DEFERRED_ALLOCS])
 {
 	alloc[0] = sizeof(struct sim_deferred);
 	alloc[1] = count * sizeof(uint32_t);                           /* done */
 	alloc[2] = (pages / SIM_THP_PAGES + 2) * sizeof(uint64_t);      /* folio_settled */
-	*seg_bytes = sizeof(struct fresh_seg);
 }
 
 int sim_deferred_error(const struct sim *s)
@@ -458,6 +397,5 @@ void sim_deferred_free(struct sim_deferred *d)
 		return;
 	free(d->done);
 	free(d->folio_settled);
-	free(d->seg);
 	free(d);
 }

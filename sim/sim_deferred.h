@@ -70,8 +70,10 @@ int sim_deferred_start(struct sim *s, const struct sim_deferred_spec *spec);
  * @fresh_first. Writes to pages marked eager are applied now, in order; the
  * others wait. *@issued says how many were taken: all @n and 0; or fewer
  * and EAGAIN, when the next one's draw is one wl_rng_below() redraws, or
- * 2^31 - 1 rounds of the pages were issued (flush, stop, and go on eagerly
- * with it); or the errno of a write that failed.
+ * 2^31 - 1 rounds of the pages were issued, or @fresh_first does not go on
+ * from the last issue's values while writes wait (others took fresh values
+ * without a flush first) (flush, stop, and go on eagerly with it); or the
+ * errno of a write that failed.
  */
 int sim_deferred_issue(struct sim *s, uint64_t n, uint64_t fresh_first, uint64_t *issued);
 
@@ -94,14 +96,10 @@ void sim_deferred_stop(struct sim *s, uint64_t *issued);
 
 /*
  * What a deferred writer of @count positions over an area of @pages pages
- * allocates (sim_admit.c): the SIM_DEFERRED_ALLOCS blocks of @alloc, and an
- * array of *@seg_bytes elements that doubles from 8, one element at the
- * start and one more each time other writes took fresh values since its
- * last issue (at most once a scan: they write at scan points).
+ * allocates (sim_admit.c): the SIM_DEFERRED_ALLOCS blocks of @alloc.
  */
 #define SIM_DEFERRED_ALLOCS 3
-void sim_deferred_sizes(uint64_t count, uint64_t pages, uint64_t alloc[SIM_DEFERRED_ALLOCS],
-			size_t *seg_bytes);
+void sim_deferred_sizes(uint64_t count, uint64_t pages, uint64_t alloc[SIM_DEFERRED_ALLOCS]);
 
 /* The first error a write applied late met (0: none). */
 int sim_deferred_error(const struct sim *s);

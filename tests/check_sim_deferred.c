@@ -13,11 +13,15 @@
  * draws at hand and the remainder by multiplication: check_workload.)
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "sim_runs.h"
+#include "content.h"
 #include "rng.h"
+#include "sim_deferred.h"
+#include "sim_internal.h"
+#include "sim_runs.h"
 
 #define MAX_ROWS 4096
 
@@ -158,6 +162,73 @@ START_TEST(user_steps_between_scans_see_every_write)
 }
 END_TEST
 
+/* --- the writer's fresh values, through the API ---------------------------------- */
+
+/* One process, 64 pages of 1 (present, private, writable): area 0. */
+static struct sim *small_machine(void)
+{
+	struct sim_config cfg;
+	char err[128];
+	struct sim *s;
+	int mm, area;
+
+	sim_config_default(&cfg);
+	s = sim_new(&cfg, err, sizeof(err));
+	ck_assert_ptr_nonnull(s);
+	mm = sim_process_new(s);
+	area = sim_mmap(s, mm, 64, -1, false, 0);
+	for (uint64_t p = 0; p < 64; p++)
+		ck_assert_int_eq(sim_fill(s, area, p, 1), 0);
+	return s;
+}
+
+/* Write @n of @rng's writer on @s now: page j % 64, offset 100 + draw % 50, fresh @fresh. */
+static void write_eagerly(struct sim *s, struct wl_rng *rng, uint64_t *j, uint64_t n,
+			  uint64_t fresh)
+{
+	for (uint64_t i = 0; i < n; i++, (*j)++)
+		ck_assert_int_eq(sim_write(s, 0, *j % 64, 100 + (uint32_t)wl_rng_below(rng, 50),
+					   content_fresh_value(fresh + i)),
+				 0);
+}
+
+/*
+ * Fresh values count on from one issue to the next; where others took some
+ * (fresh_first jumps) while writes wait, the writer gives up (EAGAIN: the
+ * driver flushes and goes on eagerly); after a flush it starts the count
+ * anew. The result is the same machine as every write applied when due.
+ */
+START_TEST(fresh_values_jump_only_when_nothing_waits)
+{
+	struct sim *late = small_machine(), *eager = small_machine();
+	struct wl_rng rng = wl_rng_stream(11, 0), draws = rng;
+	struct sim_deferred_spec spec = { .area = 0, .first = 0, .step = 1, .count = 64,
+					  .off_lo = 100, .off_span = 50, .rng = rng,
+					  .fresh = true };
+	uint64_t issued, j = 0;
+
+	ck_assert_int_eq(sim_deferred_start(late, &spec), 0);
+	ck_assert_int_eq(sim_deferred_issue(late, 100, 1000, &issued), 0);
+	ck_assert_uint_eq(issued, 100);
+	ck_assert_int_eq(sim_deferred_issue(late, 30, 1100, &issued), 0); /* goes on */
+	ck_assert_uint_eq(issued, 30);
+	write_eagerly(eager, &draws, &j, 130, 1000);
+	ck_assert_int_eq(sim_deferred_issue(late, 5, 5000, &issued), EAGAIN);
+	ck_assert_uint_eq(issued, 0);
+	ck_assert_int_eq(sim_deferred_flush(late), 0);
+	ck_assert_uint_eq(sim_hash(late), sim_hash(eager));
+	ck_assert_int_eq(sim_deferred_issue(late, 70, 5000, &issued), 0); /* nothing waits */
+	ck_assert_uint_eq(issued, 70);
+	write_eagerly(eager, &draws, &j, 70, 5000);
+	ck_assert_int_eq(sim_deferred_flush(late), 0);
+	ck_assert_uint_eq(sim_hash(late), sim_hash(eager));
+	sim_deferred_stop(late, &issued);
+	ck_assert_uint_eq(issued, 200);
+	sim_free(late);
+	sim_free(eager);
+}
+END_TEST
+
 /* A page smart scan skips keeps its writes waiting: the skip reads only the rmap_item. */
 START_TEST(smart_scan_skips_what_the_writer_leaves_alone)
 {
@@ -234,6 +305,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, merged_pages_take_their_writes_when_due);
 	tcase_add_test(tc, zero_pages_and_node_trees);
 	tcase_add_test(tc, user_steps_between_scans_see_every_write);
+	tcase_add_test(tc, fresh_values_jump_only_when_nothing_waits);
 	tcase_add_test(tc, smart_scan_skips_what_the_writer_leaves_alone);
 	tcase_add_test(tc, a_redraw_ends_deferral_where_it_falls);
 	suite_add_tcase(s, tc);
