@@ -164,24 +164,6 @@ END_TEST
 
 /* --- the writer's fresh values, through the API ---------------------------------- */
 
-/* One process, 64 pages of 1 (present, private, writable): area 0. */
-static struct sim *small_machine(void)
-{
-	struct sim_config cfg;
-	char err[128];
-	struct sim *s;
-	int mm, area;
-
-	sim_config_default(&cfg);
-	s = sim_new(&cfg, err, sizeof(err));
-	ck_assert_ptr_nonnull(s);
-	mm = sim_process_new(s);
-	area = sim_mmap(s, mm, 64, -1, false, 0);
-	for (uint64_t p = 0; p < 64; p++)
-		ck_assert_int_eq(sim_fill(s, area, p, 1), 0);
-	return s;
-}
-
 /* Write @n of @rng's writer on @s now: page j % 64, offset 100 + draw % 50, fresh @fresh. */
 static void write_eagerly(struct sim *s, struct wl_rng *rng, uint64_t *j, uint64_t n,
 			  uint64_t fresh)
@@ -200,7 +182,7 @@ static void write_eagerly(struct sim *s, struct wl_rng *rng, uint64_t *j, uint64
  */
 START_TEST(fresh_values_jump_only_when_nothing_waits)
 {
-	struct sim *late = small_machine(), *eager = small_machine();
+	struct sim *late = test_machine(64, 1), *eager = test_machine(64, 1); /* zeros */
 	struct wl_rng rng = wl_rng_stream(11, 0), draws = rng;
 	struct sim_deferred_spec spec = { .area = 0, .first = 0, .step = 1, .count = 64,
 					  .off_lo = 100, .off_span = 50, .rng = rng,

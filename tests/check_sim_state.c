@@ -14,27 +14,9 @@
 #include "sim_runs.h"
 #include "rng.h"
 
-/* One process with @npages pages (area 0), page p holding value p % @groups. */
-static struct sim *machine(uint64_t npages, uint64_t groups)
-{
-	struct sim_config cfg;
-	char err[128];
-	struct sim *s;
-	int mm, area;
-
-	sim_config_default(&cfg);
-	s = sim_new(&cfg, err, sizeof(err));
-	ck_assert_ptr_nonnull(s);
-	mm = sim_process_new(s);
-	area = sim_mmap(s, mm, npages, -1, false, 0);
-	for (uint64_t p = 0; p < npages; p++)
-		sim_fill(s, area, p, p % groups);
-	return s;
-}
-
 static struct sim *build(void)
 {
-	struct sim *s = machine(40, 3);
+	struct sim *s = test_machine(40, 3);
 
 	sim_write(s, 0, 7, 100, 5);
 	sim_madvise(s, 0, 0, 40, true);
@@ -166,7 +148,7 @@ START_TEST(chain_index_counts_what_a_walk_finds)
 	struct wl_rng rng = wl_rng_stream(15, 0);
 	static struct sim_step steps[4096];
 	unsigned stale_seen = 0;
-	struct sim *s = machine(24, 1); /* 24 equal pages */
+	struct sim *s = test_machine(24, 1); /* 24 equal pages */
 
 	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_MAX_PAGE_SHARING, 3), 0);
 	ck_assert_int_eq(sim_knob_store(s, WL_KNOB_SMART_SCAN, 0), 0);

@@ -1,8 +1,9 @@
 /*
  * sim_runs.h - what the simulator's tests share about whole runs: that two
  * traces agree row for row (every counter, time, batch and process field),
- * and every shipped workload, for a test that runs them all. Header-only,
- * for the check_sim_*.c suites (Check and SRCDIR, as they are built).
+ * every shipped workload, for a test that runs them all, and a small
+ * machine built by hand. Header-only, for the check_sim_*.c suites (Check
+ * and SRCDIR, as they are built).
  */
 #ifndef KSMKIT_TESTS_SIM_RUNS_H
 #define KSMKIT_TESTS_SIM_RUNS_H
@@ -12,6 +13,24 @@
 #include <stdio.h>
 
 #include "sim_driver.h"
+
+/* One process with @npages pages (area 0), page p holding value p % @groups. */
+static inline struct sim *test_machine(uint64_t npages, uint64_t groups)
+{
+	struct sim_config cfg;
+	char err[128];
+	struct sim *s;
+	int mm, area;
+
+	sim_config_default(&cfg);
+	s = sim_new(&cfg, err, sizeof(err));
+	ck_assert_ptr_nonnull(s);
+	mm = sim_process_new(s);
+	area = sim_mmap(s, mm, npages, -1, false, 0);
+	for (uint64_t p = 0; p < npages; p++)
+		ck_assert_int_eq(sim_fill(s, area, p, p % groups), 0);
+	return s;
+}
 
 /* Every row of @a and @b alike: counters, times, batches, processes. */
 static inline void assert_same_rows(const struct trace *a, const struct trace *b,
