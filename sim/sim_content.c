@@ -1263,14 +1263,6 @@ static bool write_over_patches(struct sim_patched *e, uint32_t offset, uint64_t 
 	return true;
 }
 
-/*
- * Nai Xia's writer rewrites the same hundred bytes of every page ten
- * million times a simulated second. A fresh value's content that only the
- * written frame holds is rewritten where it is, instead of copied into a
- * new content: as a run of bytes when its bytes span at most SIM_RUN_MAX
- * (a hundred bytes, where the sorted patches take three hundred and a
- * search), else over its patches when the eight bytes stay patched.
- */
 /* The entry of @token when a write may change it in place (one frame holds it). */
 static struct sim_patched *entry_to_write(struct sim_content_store *cs, uint64_t token)
 {
@@ -1282,7 +1274,14 @@ static struct sim_patched *entry_to_write(struct sim_content_store *cs, uint64_t
 	return e->refs == (SIM_REFS_UNLISTED | 1) ? e : NULL;
 }
 
-/* A fresh @value at @offset of @e in place, if it can be (see the header). */
+/*
+ * Nai Xia's writer rewrites the same hundred bytes of every page ten
+ * million times a simulated second. A fresh value's content that only the
+ * written frame holds is rewritten where it is, instead of copied into a
+ * new content: as a run of bytes when its bytes span at most SIM_RUN_MAX
+ * (a hundred bytes, where the sorted patches take three hundred and a
+ * search), else over its patches when the eight bytes stay patched.
+ */
 static bool write_entry_in_place(struct sim_patched *e, uint32_t offset, uint64_t value)
 {
 	if (value < CONTENT_FRESH_BASE)
