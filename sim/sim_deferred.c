@@ -153,8 +153,6 @@ void sim_deferred_settle_slot(struct sim *s, uint32_t slot)
 	if (!(p->pte & PTE_PRESENT) || !(s->frame[p->frame].flags & FRAME_LARGE)) {
 		if (!position_of(s, d, slot, &k))
 			return;
-		/* ksmd goes through the pages in order: start on those it meets next */
-		sim_prefetch_pages_ahead(s, a, slot - a->slot, (int64_t)d->w.step);
 		settle_position(s, d, k);
 		return;
 	}
@@ -171,10 +169,8 @@ void sim_deferred_settle_slot(struct sim *s, uint32_t slot)
 	for (uint64_t q = 0; q < SIM_THP_PAGES; q++) {
 		uint64_t page = first + q;
 
-		if (page < a->npages && position_of(s, d, a->slot + (uint32_t)page, &k)) {
-			sim_prefetch_pages_ahead(s, a, page, (int64_t)d->w.step);
+		if (page < a->npages && position_of(s, d, a->slot + (uint32_t)page, &k))
 			settle_position(s, d, k);
-		}
 	}
 }
 
