@@ -151,9 +151,7 @@ void sim_deferred_settle_slot(struct sim *s, uint32_t slot)
 	if (slot < a->slot || slot - a->slot >= a->npages)
 		return;
 	if (!(p->pte & PTE_PRESENT) || !(s->frame[p->frame].flags & FRAME_LARGE)) {
-		if (!position_of(s, d, slot, &k))
-			return;
-		settle_position(s, d, k);
+		sim_deferred_settle_bytes_slot(s, slot); /* a small page: its bytes are all */
 		return;
 	}
 	/*

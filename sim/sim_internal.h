@@ -442,28 +442,6 @@ static inline __attribute__((always_inline)) void sim_prefetch_slot(const struct
 }
 
 /*
- * The chain of reads of the writes to come, page @page + @step * N of @a
- * for N of 64, 48, 32 and 16 at stages 0 to 3 (sim_prefetch_writes(), for
- * the writes applied when due): with a write in place (sim_content.c)
- * taking a few loads, Nai Xia's writer outran 16/8/4/2 (47674c1). The
- * deferred writer's settles follow ksmd's visits in page order, where the
- * hardware's prefetch does as well without the chain's instructions.
- */
-static inline __attribute__((always_inline)) void
-sim_prefetch_pages_ahead(const struct sim *s, const struct sim_area *a, uint64_t page,
-			 int64_t step)
-{
-	static const unsigned ahead[] = { 64, 48, 32, 16 };
-
-	for (unsigned stage = 0; stage < sizeof(ahead) / sizeof(ahead[0]); stage++) {
-		uint64_t p = page + (uint64_t)(step * ahead[stage]);
-
-		if (p < a->npages)
-			sim_prefetch_slot(s, a->slot + (uint32_t)p, stage);
-	}
-}
-
-/*
  * The capacity a pool of @cap elements grows to when it must hold @need
  * (@need > @cap): double it (from 16), or exactly @need when doubling falls
  * short. sim_state.c grows its pools by this rule and sim_admit.c replays it.
