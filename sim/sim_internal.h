@@ -521,7 +521,14 @@ uint16_t sim_memo_record(uint64_t levels, uint64_t bytes);
 
 /* sim_merge.c */
 void sim_cmp_and_merge_page(struct sim *s, uint32_t slot);
-void sim_remove_rmap_item_from_tree(struct sim *s, uint32_t slot);
+void sim_remove_rmap_item_from_tree_slow(struct sim *s, uint32_t slot);
+/* remove_rmap_item_from_tree: out of its stable node's hlist or its
+ * unstable tree; nothing for an item in neither (most of a scan's skips). */
+static inline void sim_remove_rmap_item_from_tree(struct sim *s, uint32_t slot)
+{
+	if (s->page[slot].rflags & (RMAP_STABLE | RMAP_UNSTABLE))
+		sim_remove_rmap_item_from_tree_slow(s, slot);
+}
 /* Is the frame of this stable node still its KSM page? If not, drop the node. */
 bool sim_snode_alive(struct sim *s, uint32_t node);
 /* sim_frame_put: @frame, a KSM page, is being freed (its stable node goes stale). */

@@ -224,7 +224,7 @@ bool sim_snode_alive(struct sim *s, uint32_t node)
 
 /* --- removing an item from its tree ------------------------------------------ */
 
-void sim_remove_rmap_item_from_tree(struct sim *s, uint32_t slot)
+void sim_remove_rmap_item_from_tree_slow(struct sim *s, uint32_t slot)
 {
 	struct sim_page *r = &s->page[slot];
 
