@@ -41,6 +41,7 @@ static const struct cli_opt sim_options[] = {
 	{ "costs", 0, true, 'C' },
 	{ "walk-every-insert", 0, false, 'W' },
 	{ "eager-writes", 0, false, 'E' },
+	{ "skip-page-by-page", 0, false, 'K' },
 	{ NULL, 0, false, 0 },
 };
 
@@ -96,6 +97,7 @@ int cmd_sim(int argc, char **argv)
 		case 'q': quiet = true; break;
 		case 'W': opt.walk_every_insert = true; break;
 		case 'E': opt.eager_writes = true; break;
+		case 'K': opt.skip_page_by_page = true; break;
 		case 'C':
 			sim_config_default(&defaults);
 			costs = defaults.costs;

@@ -23,7 +23,8 @@ static const char lint_usage[] =
 
 static const char sim_usage[] =
 	"usage: ksmkit sim FILE.wl [--csv|--json] [--per-batch] [--walk-every-insert]\n"
-	"                  [--eager-writes] [--costs FILE] [-o FILE] [-q|--quiet]\n"
+	"                  [--eager-writes] [--skip-page-by-page] [--costs FILE]\n"
+	"                  [-o FILE] [-q|--quiet]\n"
 	"\n"
 	"Run a workload on the KSM simulator (the kernel's semantics as the workload's\n"
 	"[global] kernel says: 6.18 by default) and print its trace: one row per full\n"
@@ -46,6 +47,11 @@ static const char sim_usage[] =
 	"                 by default a writer over pages all or every:N leaves a\n"
 	"                 private, writable page's writes until ksmd reads the page:\n"
 	"                 the same trace either way, only slower\n"
+	"  --skip-page-by-page\n"
+	"                 take every smart-scan skip through the scanner's walk, a\n"
+	"                 page at a time; by default a run of pages that the\n"
+	"                 kernel's countdown skips is taken at once: the same trace\n"
+	"                 either way, only slower\n"
 	"  --costs FILE   the cost model's terms from FILE (ksmkit calibrate)\n"
 	"  -o FILE        write the trace to FILE instead of standard output (never\n"
 	"                 over the workload or the costs file)\n"

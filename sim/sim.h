@@ -274,6 +274,10 @@ struct sim_config {
 	 * results, only slower; the model checker walks, as its invariants
 	 * read the tree mid-scan */
 	bool walk_every_insert;
+	/* take every smart-scan skip through the scanner's walk, a page at a
+	 * time; by default a run of pages that the kernel's countdown skips is
+	 * taken at once (sim_scan.c): the same results, only slower */
+	bool skip_page_by_page;
 };
 
 /* The default config: kernel 6.18, checksum detector, one node, default costs. */
@@ -292,6 +296,8 @@ struct sim *sim_clone(const struct sim *s);
  * the last one's tree, sim_config.walk_every_insert) rather than walked.
  */
 uint64_t sim_memo_inserts(const struct sim *s);
+/* How many smart-scan skips were taken in runs (sim_config.skip_page_by_page). */
+uint64_t sim_bulk_skips(const struct sim *s);
 /* Equal states hash equal (contents are hashed by their bytes). */
 uint64_t sim_hash(const struct sim *s);
 bool sim_equal(const struct sim *a, const struct sim *b);

@@ -119,6 +119,7 @@ static inline uint64_t sim_frame_content_id(const struct sim *s, const struct si
 	F(memo_active, s->memo.active, 1, CACHE, KEEP)                                  \
 	F(memo_pending, s->memo.pending, 1, CACHE, KEEP)                                \
 	F(memo_inserts, s->memo.inserts, 1, CACHE, KEEP)                                \
+	F(bulk_skips, s->bulk_skips, 1, CACHE, KEEP)                                    \
 	F(now_ns, s->now_ns, 1, OBSERVED, KEEP)                                         \
 	F(ksmd_cpu_ns, s->ksmd_cpu_ns, 1, OBSERVED, KEEP)                               \
 	F(batch_cost_ns, s->batch_cost_ns, 1, OBSERVED, KEEP)                           \

@@ -332,6 +332,7 @@ struct sim {
 	uint64_t batches;
 	struct sim_work work;    /* what ksmd did, by kind */
 	struct sim_memo memo;    /* a scan repeating the last one's tree (sim_memo.c) */
+	uint64_t bulk_skips;     /* smart-scan skips taken in runs (sim_scan.c), ever (for tests) */
 	/* wl_kernel_row(cfg.kernel), looked up once (a tree walk asks it at
 	 * every level): configuration, not state */
 	const struct wl_kernel_row *kernel_row;
@@ -556,6 +557,10 @@ struct sim_smart_scan_rule {
 	/* reads oldchecksum's value, not only its equality: the machine then
 	 * computes the kernel's checksum, xxh64 (sim_new) */
 	bool reads_checksum;
+	/* visit is the kernel's countdown: it skips exactly while the item's
+	 * skips is not 0, and counts it down by one a skip (so the walk may
+	 * take a run of such skips at once) */
+	bool countdown;
 };
 
 const struct sim_smart_scan_rule *sim_smart_scan_rule_of(enum wl_smart_scan_policy policy);

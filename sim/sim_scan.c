@@ -143,7 +143,8 @@ static void get_rmap_item(struct sim *s, uint32_t mm, uint32_t ai, uint64_t vpn)
 	uint32_t slot = a->slot + (uint32_t)(vpn - a->start);
 	struct sim_page *r;
 
-	free_items_between(s, mm, s->scan.rmap_from, vpn);
+	if (s->scan.rmap_from < vpn) /* items passed over */
+		free_items_between(s, mm, s->scan.rmap_from, vpn);
 	s->scan.rmap_from = vpn + 1;
 	r = &s->page[slot];
 	if (r->rflags & RMAP_EXISTS)
@@ -246,11 +247,11 @@ static bool visit_phased(struct sim *s, uint32_t slot, uint8_t age)
 	return ((s->scan.seqnr + offset) & (skip_period(age) - 1)) == 0;
 }
 
-static const struct sim_smart_scan_rule smart_scan_upstream = { visit_upstream, 1, false };
+static const struct sim_smart_scan_rule smart_scan_upstream = { visit_upstream, 1, false, true };
 static const struct sim_smart_scan_rule smart_scan_aligned = { visit_aligned, SMART_SCAN_PHASES,
-							       false };
+							       false, false };
 static const struct sim_smart_scan_rule smart_scan_phased = { visit_phased, SMART_SCAN_PHASES,
-							      true };
+							      true, false };
 
 #define SMART_SCAN_RULE_(e, name, doc) [WL_SMART_SCAN_##e] = &smart_scan_##name,
 static const struct sim_smart_scan_rule *const smart_scan_rules[WL_SMART_SCAN_COUNT] = {
@@ -269,22 +270,33 @@ uint64_t sim_smart_scan_phase(const struct sim *s)
 	return s->scan.seqnr % sim_smart_scan_rule_of(s->cfg.smart_scan_policy)->scan_phases;
 }
 
-/* should_skip_rmap_item: age non-KSM pages, skip those the policy passes over. */
-static bool should_skip(struct sim *s, uint32_t slot)
+/* The rule should_skip() applies in this machine, NULL while smart_scan is 0. */
+static const struct sim_smart_scan_rule *smart_scan_rule(const struct sim *s)
+{
+	if (!s->knobs.value[WL_KNOB_SMART_SCAN])
+		return NULL;
+	return sim_smart_scan_rule_of(s->cfg.smart_scan_policy);
+}
+
+/*
+ * should_skip_rmap_item: age non-KSM pages, skip those @rule (from
+ * smart_scan_rule(), taken once a walk) passes over.
+ */
+static bool should_skip(struct sim *s, const struct sim_smart_scan_rule *rule, uint32_t slot)
 {
 	struct sim_page *r = &s->page[slot];
 	uint8_t age;
 
-	if (!s->knobs.value[WL_KNOB_SMART_SCAN])
+	if (!rule)
 		return false;
-	if (s->frame[s->page[slot].frame].flags & FRAME_KSM)
+	if (s->frame[r->frame].flags & FRAME_KSM)
 		return false;
 	age = r->age;
 	if (age != UINT8_MAX)
 		r->age++;
 	if (age < 3)
 		return false;
-	if (sim_smart_scan_rule_of(s->cfg.smart_scan_policy)->visit(s, slot, age))
+	if (rule->visit(s, slot, age))
 		return false;
 	s->count.pages_skipped++;
 	s->work.skips++;
@@ -465,6 +477,113 @@ static void charge_no_visit(struct sim *s, uint32_t slot)
 }
 
 /*
+ * Smart scan's steady state in bulk. From @page[@p] on (@p > 0 the cursor's
+ * page of a faulted area whose pages are @page[0 .. @npages), its item the
+ * next, none passed over), the run of pages that a countdown rule skips:
+ * with the same VMA flags as the page before, present, neither the zero
+ * page nor a KSM page, an item in no tree, aged past the visits every item
+ * gets and its countdown not at 0. Each is counted, aged, counted down and
+ * charged as walk_area()'s own loop would (a cold batch's first visits
+ * included), in the same order; the cursor is left after the last. Returns
+ * how many; 0 leaves the page at @p to the loop, untouched. (A countdown is
+ * only ever set at a visit at age 3 or more, and a KSM page is never aged,
+ * so two of the tests never fail in a run the tests make: they are the
+ * loop's own, kept so that the two paths agree whatever the state.)
+ */
+static uint64_t countdown_skips(struct sim *s, struct sim_page *page, uint64_t p, uint64_t npages)
+{
+	const uint8_t want = PTE_MAPPED | PTE_MERGEABLE | PTE_PRESENT;
+	const uint8_t vma_flags = PTE_MAPPED | PTE_MERGEABLE;
+	const struct sim_frame *frame = s->frame;
+	const double skip_ns = s->cfg.costs.skip_ns, cold_ns = s->cfg.costs.cold_visit_ns;
+	const bool batch_is_cold = s->cold;
+	uint64_t seen = s->work.visits - s->batch_visits0, cold = 0, q;
+	double cost = s->batch_cost_ns;
+
+	if ((page[p].pte ^ page[p - 1].pte) & vma_flags)
+		return 0; /* a VMA's first page: the loop charges the boundary */
+	for (q = p; q < npages; q++) {
+		struct sim_page *r = &page[q];
+
+		if ((r->pte & (want | PTE_KSM_ZERO)) != want ||
+		    (r->rflags & (RMAP_EXISTS | RMAP_STABLE | RMAP_UNSTABLE)) != RMAP_EXISTS ||
+		    r->age < 3 || !r->skips || (frame[r->frame].flags & FRAME_KSM))
+			break;
+		if (batch_is_cold && ++seen <= SIM_COLD_VISITS) {
+			cold++;
+			cost += cold_ns;
+		}
+		cost += skip_ns;
+		if (r->age != UINT8_MAX)
+			r->age++;
+		r->skips--;
+	}
+	q -= p;
+	s->batch_cost_ns = cost;
+	s->work.visits += q;
+	s->work.cold_visits += cold;
+	s->work.skips += q;
+	s->count.pages_skipped += q;
+	s->bulk_skips += q;
+	if (q) {
+		s->scan.address = s->scan.rmap_from + q;
+		s->scan.rmap_from += q;
+	}
+	return q;
+}
+
+/*
+ * walk_mm() in area @ai from the cursor's address: true with the page slot
+ * to process next, false at the area's end. @rule is smart scan's
+ * (smart_scan_rule()); @bulk, whether runs of its countdown's skips are
+ * taken at once (countdown_skips()). The area's bounds are read once
+ * (nothing in a walk moves them).
+ */
+static bool walk_area(struct sim *s, const struct sim_smart_scan_rule *rule, bool bulk,
+		      uint32_t ai, uint32_t *out)
+{
+	const struct sim_area *a = &s->area[ai];
+	const uint32_t mm = a->mm, slot0 = a->slot;
+	const uint64_t start = a->start, npages = a->npages;
+	const bool faulted = a->anon_vma;
+	uint64_t p = s->scan.address > start ? s->scan.address - start : 0;
+	struct sim_page *const page = s->page + slot0;
+
+	for (; p < npages; p++) {
+		const uint32_t slot = slot0 + (uint32_t)p;
+		const uint64_t vpn = start + p;
+
+		if (bulk && p && faulted && s->scan.rmap_from == vpn) {
+			const uint64_t n = countdown_skips(s, page, p, npages);
+
+			if (n) {
+				p += n - 1;
+				continue;
+			}
+		}
+		charge_vma_boundary(s, a, p);
+		if ((s->page[slot].pte & (PTE_MAPPED | PTE_MERGEABLE)) !=
+		    (PTE_MAPPED | PTE_MERGEABLE))
+			continue;
+		s->scan.address = vpn + 1;
+		if (!faulted)
+			continue; /* never faulted: the kernel skips the whole VMA */
+		if (!page_is_eligible(s, slot)) {
+			charge_no_visit(s, slot);
+			continue;
+		}
+		count_stop(s);
+		get_rmap_item(s, mm, ai, vpn);
+		if (should_skip(s, rule, slot))
+			continue;
+		charge_page_visit(s, slot);
+		*out = slot;
+		return true;
+	}
+	return false;
+}
+
+/*
  * Walk @mm's mergeable pages from the cursor's address. Returns true with the
  * page slot of the next page to process; false at the end of the mm. The
  * mappings the walk passes through and the addresses where it finds nothing
@@ -472,36 +591,16 @@ static void charge_no_visit(struct sim *s, uint32_t slot)
  */
 static bool walk_mm(struct sim *s, uint32_t mm, uint32_t *out)
 {
+	const struct sim_smart_scan_rule *rule = smart_scan_rule(s);
+	const bool bulk = rule && rule->countdown && !s->cfg.skip_page_by_page;
+
 	for (uint32_t i = 0; i < s->narea; i++) {
-		struct sim_area *a = &s->area[i];
-		uint64_t p;
+		const struct sim_area *a = &s->area[i];
 
 		if (a->mm != mm || a->start + a->npages <= s->scan.address)
 			continue;
-		p = s->scan.address > a->start ? s->scan.address - a->start : 0;
-		for (; p < a->npages; p++) {
-			uint32_t slot = a->slot + (uint32_t)p;
-			uint64_t vpn = a->start + p;
-
-			charge_vma_boundary(s, a, p);
-			if ((s->page[slot].pte & (PTE_MAPPED | PTE_MERGEABLE)) !=
-			    (PTE_MAPPED | PTE_MERGEABLE))
-				continue;
-			s->scan.address = vpn + 1;
-			if (!a->anon_vma)
-				continue; /* never faulted: the kernel skips the whole VMA */
-			if (!page_is_eligible(s, slot)) {
-				charge_no_visit(s, slot);
-				continue;
-			}
-			count_stop(s);
-			get_rmap_item(s, mm, i, vpn);
-			if (should_skip(s, slot))
-				continue;
-			charge_page_visit(s, slot);
-			*out = slot;
+		if (walk_area(s, rule, bulk, i, out))
 			return true;
-		}
 	}
 	return false;
 }

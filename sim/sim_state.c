@@ -635,6 +635,11 @@ uint64_t sim_memo_inserts(const struct sim *s)
 	return s->memo.inserts;
 }
 
+uint64_t sim_bulk_skips(const struct sim *s)
+{
+	return s->bulk_skips;
+}
+
 void sim_work_get(const struct sim *s, struct sim_work *out)
 {
 	*out = s->work;

@@ -23,29 +23,13 @@
 #include "sim_internal.h"
 #include "sim_runs.h"
 
-#define MAX_ROWS 4096
-
-static void mark_scan(void *arg, uint64_t scan, const struct sim *s, const int *mm_of)
-{
-	uint64_t *hash = arg;
-
-	(void)mm_of;
-	if (scan + 1 < MAX_ROWS)
-		hash[scan + 1] = sim_hash(s); /* [0]: how many */
-	hash[0] = scan + 1;
-}
-
-static struct trace *run(const struct workload *wl, bool eager, uint64_t *hash)
+/* @wl with writes deferred or not, a row a batch, no hook. */
+static struct trace *run(const struct workload *wl, bool eager)
 {
 	struct sim_run_options opt = { .per_batch = true, .eager_writes = eager };
 	struct trace *t;
 	char err[512];
 
-	if (hash) {
-		opt.scan_hook = mark_scan;
-		opt.hook_arg = hash;
-		memset(hash, 0, MAX_ROWS * sizeof(*hash));
-	}
 	if (sim_run_workload(wl, &opt, &t, err, sizeof(err)) != 0)
 		ck_abort_msg("run failed: %s", err);
 	return t;
@@ -61,24 +45,23 @@ static struct workload *parse(const char *text)
 	return wl;
 }
 
-/* @text both ways, row by row and state by state. */
+/*
+ * @text both ways, row by row; then again with the machine's state hashed
+ * at every scan row (the hook reads every page), state by state.
+ */
 static void check_text(const char *text)
 {
-	static uint64_t eager_hash[MAX_ROWS], late_hash[MAX_ROWS];
+	static struct scan_marks eager, late;
 	struct workload *wl = parse(text);
-	struct trace *a = run(wl, true, NULL), *b = run(wl, false, NULL);
+	struct trace *a = run(wl, true), *b = run(wl, false);
 
 	assert_same_rows(a, b, text);
 	trace_free(a);
 	trace_free(b);
-	a = run(wl, true, eager_hash);
-	b = run(wl, false, late_hash);
-	assert_same_rows(a, b, text);
-	ck_assert_uint_gt(eager_hash[0], 1);
-	ck_assert_uint_eq(eager_hash[0], late_hash[0]);
-	for (uint64_t i = 1; i <= eager_hash[0] && i < MAX_ROWS; i++)
-		ck_assert_msg(eager_hash[i] == late_hash[i], "%s: the state differs at scan %llu",
-			      text, (unsigned long long)(i - 1));
+	a = run_marked(wl, (struct sim_run_options){ .eager_writes = true }, &eager);
+	b = run_marked(wl, (struct sim_run_options){ 0 }, &late);
+	ck_assert_uint_gt(eager.n, 1);
+	assert_same_runs(a, &eager, b, &late, text);
 	trace_free(a);
 	trace_free(b);
 	wl_free(wl);

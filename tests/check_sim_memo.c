@@ -17,59 +17,16 @@
 
 #include "sim_runs.h"
 
-#define MAX_ROWS 4096
-
-/* What a run leaves at each scan row, beside its trace. */
-struct scan_marks {
-	size_t n;
-	uint64_t hash[MAX_ROWS];
-	struct sim_work work[MAX_ROWS];
-	uint64_t memo_inserts; /* at the last row */
-};
-
-static void mark_scan(void *arg, uint64_t scan, const struct sim *s, const int *mm_of)
-{
-	struct scan_marks *m = arg;
-
-	(void)scan;
-	(void)mm_of;
-	m->memo_inserts = sim_memo_inserts(s);
-	if (m->n == MAX_ROWS)
-		return;
-	m->hash[m->n] = sim_hash(s);
-	sim_work_get(s, &m->work[m->n]);
-	m->n++;
-}
-
-static struct trace *run(const struct workload *wl, bool walk_every_insert,
-			 struct scan_marks *m)
-{
-	struct sim_run_options opt = { .per_batch = true, .scan_hook = mark_scan, .hook_arg = m,
-				       .walk_every_insert = walk_every_insert };
-	struct trace *t;
-	char err[512];
-
-	memset(m, 0, sizeof(*m));
-	if (sim_run_workload(wl, &opt, &t, err, sizeof(err)) != 0)
-		ck_abort_msg("run failed: %s", err);
-	return t;
-}
-
 /* Run @wl both ways and compare; returns the inserts charged from memory. */
 static uint64_t assert_memo_unobservable(const struct workload *wl, const char *what)
 {
 	static struct scan_marks walked, memo;
-	struct trace *a = run(wl, true, &walked), *b = run(wl, false, &memo);
+	struct trace *a = run_marked(wl, (struct sim_run_options){ .walk_every_insert = true },
+				     &walked);
+	struct trace *b = run_marked(wl, (struct sim_run_options){ 0 }, &memo);
 
 	ck_assert_uint_eq(walked.memo_inserts, 0);
-	assert_same_rows(a, b, what);
-	ck_assert_uint_eq(walked.n, memo.n);
-	for (size_t i = 0; i < walked.n; i++) {
-		ck_assert_msg(walked.hash[i] == memo.hash[i], "%s: the state differs at scan row %zu",
-			      what, i);
-		ck_assert_msg(memcmp(&walked.work[i], &memo.work[i], sizeof(walked.work[i])) == 0,
-			      "%s: the work differs at scan row %zu", what, i);
-	}
+	assert_same_runs(a, &walked, b, &memo, what);
 	trace_free(a);
 	trace_free(b);
 	return memo.memo_inserts;

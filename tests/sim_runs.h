@@ -1,8 +1,9 @@
 /*
  * sim_runs.h - what the simulator's tests share about whole runs: that two
  * traces agree row for row (every counter, time, batch and process field),
- * every shipped workload, for a test that runs them all, and a small
- * machine built by hand. Header-only, for the check_sim_*.c suites (Check
+ * and two runs scan by scan (the machine's state and ksmd's work at every
+ * scan row), every shipped workload, for a test that runs them all, and a
+ * small machine built by hand. Header-only, for the check_sim_*.c suites (Check
  * and SRCDIR, as they are built).
  */
 #ifndef KSMKIT_TESTS_SIM_RUNS_H
@@ -11,6 +12,7 @@
 #include <check.h>
 #include <glob.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "sim_driver.h"
 
@@ -55,6 +57,61 @@ static inline void assert_same_rows(const struct trace *a, const struct trace *b
 					      "%s: row %zu: %s.%s differs", what, i, a->proc_name[p],
 					      trace_proc_field_name(f));
 		}
+	}
+}
+
+/* What a run leaves at each scan row, beside its trace. */
+#define SIM_RUNS_MAX_ROWS 4096
+struct scan_marks {
+	size_t n;
+	uint64_t hash[SIM_RUNS_MAX_ROWS];          /* sim_hash: the whole state */
+	struct sim_work work[SIM_RUNS_MAX_ROWS];   /* ksmd's counts of work */
+	uint64_t memo_inserts, bulk_skips;         /* at the last row */
+};
+
+static inline void mark_scan(void *arg, uint64_t scan, const struct sim *s, const int *mm_of)
+{
+	struct scan_marks *m = arg;
+
+	(void)scan;
+	(void)mm_of;
+	m->memo_inserts = sim_memo_inserts(s);
+	m->bulk_skips = sim_bulk_skips(s);
+	if (m->n == SIM_RUNS_MAX_ROWS)
+		return;
+	m->hash[m->n] = sim_hash(s);
+	sim_work_get(s, &m->work[m->n]);
+	m->n++;
+}
+
+/* @wl run with @opt, a row a batch, @m marked at every scan row. */
+static inline struct trace *run_marked(const struct workload *wl, struct sim_run_options opt,
+				       struct scan_marks *m)
+{
+	struct trace *t;
+	char err[512];
+
+	memset(m, 0, sizeof(*m));
+	opt.per_batch = true;
+	opt.scan_hook = mark_scan;
+	opt.hook_arg = m;
+	if (sim_run_workload(wl, &opt, &t, err, sizeof(err)) != 0)
+		ck_abort_msg("run failed: %s", err);
+	return t;
+}
+
+/* Two runs alike: every row of their traces, their states and work at every scan row. */
+static inline void assert_same_runs(const struct trace *a, const struct scan_marks *ma,
+				    const struct trace *b, const struct scan_marks *mb,
+				    const char *what)
+{
+	assert_same_rows(a, b, what);
+	ck_assert_uint_eq(ma->n, mb->n);
+	for (size_t i = 0; i < ma->n; i++) {
+		ck_assert_msg(ma->hash[i] == mb->hash[i], "%s: the state differs at scan row %zu",
+			      what, i);
+		ck_assert_msg(memcmp(&ma->work[i], &mb->work[i], sizeof(ma->work[i])) == 0,
+			      "%s: the work differs at scan row %zu", what, i);
 	}
 }
 
