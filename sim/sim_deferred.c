@@ -41,27 +41,39 @@ struct sim_deferred {
 
 /*
  * A position's writes j, j + count, j + 2 * count, ... in turn: where each
- * lands in its page and what it stores.
+ * lands in its page (its offset draw, one addition on from the last) and
+ * what it stores (a fresh value, count on from the last).
  */
 struct write_cursor {
-	const struct sim_deferred *d;
-	uint64_t j;
+	const struct sim_deferred_spec *w;
+	unsigned __int128 magic;
+	struct wl_rng_strided draw;
+	uint64_t fresh; /* the fresh value's count, when the writer stores fresh values */
 };
+
+static struct write_cursor cursor_at(const struct sim_deferred *d, uint64_t j)
+{
+	struct write_cursor c = { &d->w, d->magic, wl_rng_stride(&d->w.rng, j, d->w.count), 0 };
+
+	if (d->w.fresh) {
+		assert(j >= d->fresh_j);
+		c.fresh = d->fresh_first + (j - d->fresh_j);
+	}
+	return c;
+}
 
 /* The cursor's write, and the cursor on to the position's next one. */
 static struct sim_page_write next_write(struct write_cursor *c)
 {
-	const struct sim_deferred *d = c->d;
-	const struct sim_deferred_spec *w = &d->w;
+	const struct sim_deferred_spec *w = c->w;
 	struct sim_page_write pw = { w->off_lo, w->value };
 
 	if (w->off_span > 1)
-		pw.offset += (uint32_t)wl_mod(wl_rng_peek(&w->rng, c->j), d->magic, w->off_span);
+		pw.offset += (uint32_t)wl_mod(wl_rng_strided_next(&c->draw), c->magic, w->off_span);
 	if (w->fresh) {
-		assert(c->j >= d->fresh_j);
-		pw.value = content_fresh_value(d->fresh_first + (c->j - d->fresh_j));
+		pw.value = content_fresh_value(c->fresh);
+		c->fresh += w->count;
 	}
-	c->j += w->count;
 	return pw;
 }
 
@@ -83,7 +95,7 @@ static int settle_position(struct sim *s, struct sim_deferred *d, uint64_t k)
 
 	if (r == due)
 		return 0;
-	c = (struct write_cursor){ d, r * d->w.count + k };
+	c = cursor_at(d, r * d->w.count + k);
 	while (r < due && !err) {
 		size_t n = 0;
 

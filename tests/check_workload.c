@@ -679,6 +679,26 @@ START_TEST(the_first_draw_below_a_limit_is_found_without_drawing)
 }
 END_TEST
 
+/* A strided cursor returns the draws a drawing stream returns there. */
+START_TEST(strided_draws_are_the_stream_s_draws)
+{
+	static const uint64_t strides[] = { 1, 2, 65536, UINT64_C(1) << 40 };
+	struct wl_rng rng = wl_rng_stream(9, 4);
+
+	for (size_t i = 0; i < sizeof(strides) / sizeof(strides[0]); i++) {
+		struct wl_rng_strided c = wl_rng_stride(&rng, 17, strides[i]);
+		struct wl_rng seq = rng;
+
+		wl_rng_skip(&seq, 17);
+		for (int k = 0; k < 100; k++) {
+			ck_assert_uint_eq(wl_rng_strided_next(&c), wl_rng_peek(&rng, 17 + k * strides[i]));
+			if (strides[i] == 1)
+				ck_assert_uint_eq(wl_rng_peek(&rng, 17 + (uint64_t)k), wl_rng_next(&seq));
+		}
+	}
+}
+END_TEST
+
 START_TEST(the_remainder_by_multiplication_is_the_remainder)
 {
 	static const uint64_t divisors[] = { 2, 3, 7, 89, 256, 4089, 1000003, UINT64_C(1) << 32,
@@ -1812,6 +1832,7 @@ static Suite *workload_suite(void)
 	tcase_add_test(tc, random_offsets_stay_in_range);
 	tcase_add_test(tc, a_draw_is_at_hand_without_the_ones_before);
 	tcase_add_test(tc, the_first_draw_below_a_limit_is_found_without_drawing);
+	tcase_add_test(tc, strided_draws_are_the_stream_s_draws);
 	tcase_add_test(tc, the_remainder_by_multiplication_is_the_remainder);
 	tcase_add_test(tc, steps_follow_file_order);
 	tcase_add_test(tc, fork_child_inherits_unmapped_state);

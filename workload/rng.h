@@ -41,6 +41,29 @@ static inline uint64_t wl_rng_peek(const struct wl_rng *rng, uint64_t d)
 	return wl_rng_mix(rng->state + (d + 1) * WL_RNG_GAMMA);
 }
 
+/*
+ * Draws @d, @d + @stride, @d + 2 @stride, ... of @rng in turn, without
+ * drawing (wl_rng_peek() of each): the state only counts, so the next
+ * draw's state is one addition away.
+ */
+struct wl_rng_strided {
+	uint64_t state, step;
+};
+
+static inline struct wl_rng_strided wl_rng_stride(const struct wl_rng *rng, uint64_t d,
+						 uint64_t stride)
+{
+	return (struct wl_rng_strided){ rng->state + (d + 1) * WL_RNG_GAMMA, stride * WL_RNG_GAMMA };
+}
+
+static inline uint64_t wl_rng_strided_next(struct wl_rng_strided *c)
+{
+	uint64_t z = c->state;
+
+	c->state += c->step;
+	return wl_rng_mix(z);
+}
+
 /* x ^ (x >> @shift) undone. */
 static inline uint64_t wl_rng_unxorshift(uint64_t z, unsigned shift)
 {
