@@ -11,9 +11,9 @@
  * Two representations of equal bytes would break KSM's equality, so every
  * content is canonical: patches never repeat the base byte, uniform pages are
  * plain tokens, and patched contents are interned through an additive hash of
- * the bytes, H = sum over positions i of weight(i) * code(byte_i), which is the
- * same whatever base the bytes were described against, with an exact byte
- * comparison to settle collisions. The checksum of a plain page is computed
+ * the bytes, H = sum over aligned words j of weight(j) * code(word_j), which
+ * is the same whatever base the bytes were described against, with an exact
+ * byte comparison to settle collisions. The checksum of a plain page is computed
  * by running xxh64's lanes over the repeated word directly (equal to libxxhash
  * on the real bytes; tested), four pages at once in AVX-512 registers when the
  * CPU has them; a patched page's is computed on its real bytes. That is the
@@ -37,16 +37,19 @@
 /* --- byte hash -------------------------------------------------------- */
 
 /*
- * The byte hash's two functions, a position's weight and a byte's code, are
- * splitmix64 finalizers of the position and the byte: tables the compiler
- * folds from the same expressions (a write updates the hash for each of its
- * bytes, which the model checker does for every state it generates).
+ * The bytes' hash is a sum over the page's 512 aligned words, word j (bytes
+ * 8j to 8j + 7, little-endian) weighed by its position: H = sum of
+ * weight(j) * code(word_j), mod 2^64. A weight is a splitmix64 finalizer
+ * of the word's index, made odd (so that a word's code moving always moves
+ * H); a word's code folds the word's 128-bit product with an odd constant,
+ * its high half onto its low (two words' codes agree by a chance of about
+ * 2^-64). A write of 8 bytes changes one or two words: H moves by their
+ * terms' difference, whatever the content's description.
  */
 #define MIX64_A(z) (((z) ^ ((z) >> 30)) * UINT64_C(0xbf58476d1ce4e5b9))
 #define MIX64_B(z) (((z) ^ ((z) >> 27)) * UINT64_C(0x94d049bb133111eb))
 #define MIX64(z) (MIX64_B(MIX64_A(z)) ^ (MIX64_B(MIX64_A(z)) >> 31))
-#define POSITION_WEIGHT(off) (MIX64(UINT64_C(0x9e3779b97f4a7c15) * ((uint64_t)(off) + 1)) | 1)
-#define BYTE_CODE(b) MIX64(UINT64_C(0xd1b54a32d192ed03) * ((uint64_t)(b) + 0x1000))
+#define WORD_WEIGHT(j) (MIX64(UINT64_C(0x9e3779b97f4a7c15) * ((uint64_t)(j) + 1)) | 1)
 
 #define TABLE_4(F, i) F(i), F((i) + 1), F((i) + 2), F((i) + 3)
 #define TABLE_16(F, i) TABLE_4(F, i), TABLE_4(F, (i) + 4), TABLE_4(F, (i) + 8), TABLE_4(F, (i) + 12)
@@ -54,29 +57,24 @@
 	TABLE_16(F, (i) + 48)
 #define TABLE_256(F, i) TABLE_64(F, i), TABLE_64(F, (i) + 64), TABLE_64(F, (i) + 128), \
 	TABLE_64(F, (i) + 192)
-#define TABLE_1024(F, i) TABLE_256(F, i), TABLE_256(F, (i) + 256), TABLE_256(F, (i) + 512), \
-	TABLE_256(F, (i) + 768)
 
-static const uint64_t byte_codes[256] = { TABLE_256(BYTE_CODE, 0) };
-static const uint64_t position_weights[CONTENT_PAGE_SIZE] __attribute__((aligned(64))) = {
-	TABLE_1024(POSITION_WEIGHT, 0), TABLE_1024(POSITION_WEIGHT, 1024),
-	TABLE_1024(POSITION_WEIGHT, 2048), TABLE_1024(POSITION_WEIGHT, 3072)
+#define CONTENT_WORDS (CONTENT_PAGE_SIZE / CONTENT_WORD_SIZE)
+static const uint64_t word_weights[CONTENT_WORDS] __attribute__((aligned(64))) = {
+	TABLE_256(WORD_WEIGHT, 0), TABLE_256(WORD_WEIGHT, 256)
 };
-_Static_assert(CONTENT_PAGE_SIZE == 4096, "position_weights has a weight per byte of a page");
+_Static_assert(CONTENT_WORDS == 512, "word_weights has a weight per word of a page");
 
 static uint64_t mix64(uint64_t z)
 {
 	return MIX64(z);
 }
 
-static uint64_t position_weight(uint32_t offset)
+/* A word's code. */
+static uint64_t word_code(uint64_t word)
 {
-	return position_weights[offset];
-}
+	unsigned __int128 product = (unsigned __int128)word * UINT64_C(0x9fb21c651e98df25);
 
-static uint64_t byte_code(uint8_t byte)
-{
-	return byte_codes[byte];
+	return (uint64_t)product ^ (uint64_t)(product >> 64);
 }
 
 static uint8_t word_byte(uint64_t word, uint32_t offset)
@@ -84,24 +82,62 @@ static uint8_t word_byte(uint64_t word, uint32_t offset)
 	return (uint8_t)(word >> (8 * (offset % CONTENT_WORD_SIZE)));
 }
 
-/* Sum of the position weights of each lane (offsets lane, lane + 8, ...). */
-static void compute_lane_weights(uint64_t lane_weight[CONTENT_WORD_SIZE])
+/* The sum of every word's weight: a uniform page's H is it times its word's code. */
+static uint64_t weight_sum(void)
 {
-	for (uint32_t lane = 0; lane < CONTENT_WORD_SIZE; lane++) {
-		lane_weight[lane] = 0;
-		for (uint32_t off = lane; off < CONTENT_PAGE_SIZE; off += CONTENT_WORD_SIZE)
-			lane_weight[lane] += position_weight(off);
-	}
+	uint64_t sum = 0;
+
+	for (uint32_t j = 0; j < CONTENT_WORDS; j++)
+		sum += word_weights[j];
+	return sum;
 }
 
-/* H of a uniform page: each lane's byte code times its lane weight. */
+/* H of a uniform page. */
 static uint64_t plain_bytes_hash(const struct sim_content_store *cs, uint64_t value)
 {
-	uint64_t h = 0;
+	return cs->weight_sum * word_code(value);
+}
 
-	for (uint32_t lane = 0; lane < CONTENT_WORD_SIZE; lane++)
-		h += cs->lane_weight[lane] * byte_code(word_byte(value, lane));
-	return h;
+/*
+ * The aligned words a write of @value at @offset leaves, given the page's
+ * words there before it, @lo (word offset / 8) and @hi (the next one, read
+ * only when @offset is not a multiple of 8).
+ */
+static __always_inline void words_after_write(uint32_t offset, uint64_t value, uint64_t lo,
+					      uint64_t hi, uint64_t *new_lo, uint64_t *new_hi)
+{
+	const uint32_t shift = 8 * (offset % CONTENT_WORD_SIZE);
+	const uint64_t keep = (UINT64_C(1) << shift) - 1; /* lo's bytes below the write */
+
+	if (!shift) {
+		*new_lo = value;
+		*new_hi = hi;
+		return;
+	}
+	*new_lo = (lo & keep) | value << shift;
+	*new_hi = (hi & ~keep) | value >> (64 - shift);
+}
+
+/* How H moves when the words at @offset / 8 and the next go from @lo, @hi to @nlo, @nhi. */
+static __always_inline uint64_t words_hash_delta(uint32_t offset, uint64_t lo, uint64_t hi,
+						 uint64_t nlo, uint64_t nhi)
+{
+	const uint32_t j = offset / CONTENT_WORD_SIZE;
+	uint64_t delta = word_weights[j] * (word_code(nlo) - word_code(lo));
+
+	if (offset % CONTENT_WORD_SIZE)
+		delta += word_weights[j + 1] * (word_code(nhi) - word_code(hi));
+	return delta;
+}
+
+/* How H moves when @value's 8 bytes are written at @offset over words @lo and @hi. */
+static __always_inline uint64_t write_hash_delta(uint32_t offset, uint64_t value, uint64_t lo,
+						 uint64_t hi)
+{
+	uint64_t nlo, nhi;
+
+	words_after_write(offset, value, lo, hi, &nlo, &nhi);
+	return words_hash_delta(offset, lo, hi, nlo, nhi);
 }
 
 /* --- checksum: xxh64 over a repeated word, lane by lane ------------------ */
@@ -301,6 +337,17 @@ static void store_word(uint8_t *p, uint64_t w)
 	memcpy(p, &w, sizeof(w));
 }
 
+/* @offset rounded down, and up, to a multiple of 8 (an aligned word's start). */
+static uint32_t word_floor(uint32_t offset)
+{
+	return offset & ~(CONTENT_WORD_SIZE - 1);
+}
+
+static uint32_t word_ceil(uint32_t offset)
+{
+	return word_floor(offset + CONTENT_WORD_SIZE - 1);
+}
+
 /* The 8 bytes of a uniform page of @base at @offset, as a little-endian word. */
 static uint64_t base_bytes_at(uint64_t base, uint32_t offset)
 {
@@ -318,7 +365,7 @@ int sim_content_store_init(struct sim_content_store *cs)
 	cs->cap = 16;
 	cs->entry = calloc(cs->cap, sizeof(*cs->entry));
 	cs->nentries = 1;
-	compute_lane_weights(cs->lane_weight);
+	cs->weight_sum = weight_sum();
 	if (!cs->bucket || !cs->entry) {
 		sim_content_store_free(cs);
 		return -1;
@@ -462,6 +509,33 @@ static uint32_t patches_before(const struct sim_patch_byte *patch, uint32_t n, u
 			hi = mid;
 	}
 	return lo;
+}
+
+/* Aligned word @j of a page of @base with the @n sorted bytes of @patch. */
+static uint64_t patched_word(uint64_t base, const struct sim_patch_byte *patch, uint32_t n,
+			     uint32_t j)
+{
+	const uint32_t first = j * CONTENT_WORD_SIZE;
+	uint64_t word = base;
+
+	for (uint32_t i = patches_before(patch, n, first);
+	     i < n && patch[i].offset < first + CONTENT_WORD_SIZE; i++) {
+		unsigned shift = 8 * (patch[i].offset % CONTENT_WORD_SIZE);
+
+		word = (word & ~(UINT64_C(0xff) << shift)) | (uint64_t)patch[i].byte << shift;
+	}
+	return word;
+}
+
+/* write_hash_delta() of a write of @value at @offset over @base and @patch. */
+static uint64_t write_delta_over(uint64_t base, const struct sim_patch_byte *patch, uint32_t n,
+				 uint32_t offset, uint64_t value)
+{
+	const uint32_t j = offset / CONTENT_WORD_SIZE;
+	uint64_t lo = patched_word(base, patch, n, j);
+	uint64_t hi = offset % CONTENT_WORD_SIZE ? patched_word(base, patch, n, j + 1) : 0;
+
+	return write_hash_delta(offset, value, lo, hi);
 }
 
 uint8_t sim_content_byte(const struct sim_content_store *cs, uint64_t token, uint32_t offset)
@@ -747,16 +821,6 @@ void sim_content_materialize(const struct sim_content_store *cs, uint64_t token,
 	view_materialize(&v, page);
 }
 
-/* H of the 8 bytes of @word at @offset, as the page's bytes there. */
-static uint64_t window_hash(uint64_t word, uint32_t offset)
-{
-	uint64_t h = 0;
-
-	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++)
-		h += position_weight(offset + k) * byte_code(word_byte(word, k));
-	return h;
-}
-
 uint64_t sim_content_bytes_hash(const struct sim_content_store *cs, uint64_t token)
 {
 	if (!sim_content_is_patched(token))
@@ -764,7 +828,8 @@ uint64_t sim_content_bytes_hash(const struct sim_content_store *cs, uint64_t tok
 	if (is_word(token)) {
 		const struct sim_word_site *site = site_of(cs, token);
 
-		return site->hash_around + window_hash(word_value(token), site->offset);
+		return site->base_hash +
+		       write_hash_delta(site->offset, word_value(token), site->base, site->base);
 	}
 	return entry_of(cs, token)->bytes_hash;
 }
@@ -782,7 +847,7 @@ uint32_t sim_content_checksum(struct sim_content_store *cs, uint64_t token)
 /*
  * A plain token is its bytes' identity already (uniform bytes are always
  * plain, and a patched content never is): its value is mixed, without the
- * eight lane codes of its byte hash.
+ * multiplications of its byte hash.
  */
 static uint32_t identity_checksum(struct sim_content_store *cs, uint64_t token)
 {
@@ -1020,8 +1085,7 @@ static int site_for(struct sim_content_store *cs, uint64_t base, uint32_t offset
 	site = &cs->site[cs->nsites];
 	site->base = base;
 	site->offset = offset;
-	site->hash_around = plain_bytes_hash(cs, base) -
-			    window_hash(base_bytes_at(base, offset), offset);
+	site->base_hash = plain_bytes_hash(cs, base);
 	return (int)cs->nsites++;
 }
 
@@ -1082,15 +1146,13 @@ static bool write_over_whole(struct sim_content_store *cs, uint64_t token, uint3
 		base = e->base;
 	else
 		return false;
-	h = plain_bytes_hash(cs, base);
+	h = plain_bytes_hash(cs, base) + write_hash_delta(offset, value, base, base);
 	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++) {
 		uint32_t off = offset + k;
-		uint8_t was = word_byte(base, off), new = (uint8_t)(value >> (8 * k));
+		uint8_t new = (uint8_t)(value >> (8 * k));
 
-		if (new == was)
-			continue;
-		h += position_weight(off) * (byte_code(new) - byte_code(was));
-		patch[n++] = (struct sim_patch_byte){ (uint16_t)off, new };
+		if (new != word_byte(base, off))
+			patch[n++] = (struct sim_patch_byte){ (uint16_t)off, new };
 	}
 	if (n && listed)
 		__builtin_prefetch(&cs->bucket[(uint32_t)h & (cs->nbuckets - 1)]);
@@ -1127,6 +1189,8 @@ static bool become_run(struct sim_patched *e, uint32_t offset)
 		lo = offset;
 	if (offset + CONTENT_WORD_SIZE > hi)
 		hi = offset + CONTENT_WORD_SIZE;
+	lo = word_floor(lo); /* whole words: a write reads and hashes them */
+	hi = word_ceil(hi);
 	if (hi - lo > SIM_RUN_MAX)
 		return false;
 	r = malloc(SIM_RUN_BLOCK_BYTES);
@@ -1172,40 +1236,67 @@ static unsigned nonzero_bytes(uint64_t x)
 	return (unsigned)(((top >> 7) * UINT64_C(0x0101010101010101)) >> 56);
 }
 
-/* The 8 bytes at @at of the run as a word, and the other way. */
-static uint64_t run_word(const struct sim_patch_run *r, uint32_t at)
+/*
+ * A run entry's fields that a page's writes move, held in registers while
+ * they are applied (sim_content_write_many_in_place()): the writes store
+ * into the run's bytes, which may alias anything, so fields read from the
+ * entry would be read again after each, and the hash and the count would
+ * pass from write to write through memory. run_batch_end() stores them.
+ */
+struct run_batch {
+	struct sim_patched *e;
+	uint8_t *byte;          /* e->run->byte: a run's block never moves */
+	uint64_t base, hash;
+	uint32_t start, end, npatch;
+};
+
+static __always_inline struct run_batch run_batch_begin(struct sim_patched *e)
 {
-	return load_word(r->byte + at);
+	struct sim_patch_run *r = e->run;
+
+	return (struct run_batch){ e, r->byte, e->base, e->bytes_hash,
+				   r->start, (uint32_t)r->start + r->len, e->npatch };
 }
 
-static void set_run_word(struct sim_patch_run *r, uint32_t at, uint64_t w)
+static __always_inline void run_batch_end(const struct run_batch *b)
 {
-	store_word(r->byte + at, w);
+	b->e->npatch = (uint16_t)b->npatch;
+	b->e->bytes_hash = b->hash;
 }
 
 /*
- * A write of @value at @offset within the run: the bytes it replaces are
- * read as one word, the byte hash moves by the bytes changed and the count
- * of bytes differing from the base by the words' differing bytes. False,
- * unchanged, when the bytes would all be the base's again.
+ * A write of @value at @offset within the run (which holds whole aligned
+ * words). The words it touches are read and written whole, at the same
+ * addresses whatever the offset, so that a write's loads take what the
+ * last one stored straight from the store buffer (a load that straddles an
+ * earlier store at another offset waits for it to reach the cache). The
+ * count of bytes differing from the base moves by the replaced and the new
+ * bytes' differences, the hash by the words' terms. False, unchanged, when
+ * the bytes would all be the base's again.
  */
-static __always_inline bool write_within_run(struct sim_patched *e, uint32_t offset,
+static __always_inline bool write_within_run(struct run_batch *b, uint32_t offset,
 					     uint64_t value)
 {
-	struct sim_patch_run *r = e->run;
-	uint32_t at = offset - r->start;
-	uint64_t was = run_word(r, at), base = base_bytes_at(e->base, offset);
-	uint32_t npatch = e->npatch + nonzero_bytes(value ^ base) - nonzero_bytes(was ^ base);
-	uint64_t h = e->bytes_hash;
+	uint8_t *at = b->byte + (word_floor(offset) - b->start);
+	const uint32_t shift = 8 * (offset % CONTENT_WORD_SIZE);
+	const uint64_t base = base_bytes_at(b->base, offset);
+	uint64_t lo, hi = 0, was, nlo, nhi;
+	uint32_t npatch;
 
+	assert(b->start % CONTENT_WORD_SIZE == 0);
+	lo = load_word(at);
+	if (shift)
+		hi = load_word(at + CONTENT_WORD_SIZE);
+	was = shift ? lo >> shift | hi << (64 - shift) : lo;
+	npatch = b->npatch + nonzero_bytes(value ^ base) - nonzero_bytes(was ^ base);
 	if (npatch == 0)
 		return false;
-	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++)
-		h += position_weight(offset + k) *
-		     (byte_code(word_byte(value, k)) - byte_code(word_byte(was, k)));
-	set_run_word(r, at, value);
-	e->npatch = (uint16_t)npatch;
-	e->bytes_hash = h;
+	words_after_write(offset, value, lo, hi, &nlo, &nhi);
+	b->hash += words_hash_delta(offset, lo, hi, nlo, nhi);
+	b->npatch = npatch;
+	store_word(at, nlo);
+	if (shift)
+		store_word(at + CONTENT_WORD_SIZE, nhi);
 	return true;
 }
 
@@ -1216,20 +1307,22 @@ static __always_inline bool write_within_run(struct sim_patched *e, uint32_t off
  * bytes would all be the base's again (a plain token then:
  * sim_content_after_write()).
  */
-static __always_inline bool write_into_run(struct sim_patched *e, uint32_t offset,
+static __always_inline bool write_into_run(struct run_batch *b, uint32_t offset,
 					   uint64_t value)
 {
-	const struct sim_patch_run *r = e->run;
-	uint32_t lo = r->start < offset ? r->start : offset;
-	uint32_t hi = r->start + r->len;
+	uint32_t lo = b->start < word_floor(offset) ? b->start : word_floor(offset);
+	uint32_t hi = word_ceil(offset + CONTENT_WORD_SIZE);
 
-	if (offset + CONTENT_WORD_SIZE > hi)
-		hi = offset + CONTENT_WORD_SIZE;
+	if (b->end > hi)
+		hi = b->end;
 	if (hi - lo > SIM_RUN_MAX)
 		return false;
-	if (lo != r->start || hi != (uint32_t)r->start + r->len)
-		widen_run(e, lo, hi);
-	return write_within_run(e, offset, value);
+	if (lo != b->start || hi != b->end) {
+		widen_run(b->e, lo, hi);
+		b->start = lo;
+		b->end = hi;
+	}
+	return write_within_run(b, offset, value);
 }
 
 /*
@@ -1240,7 +1333,6 @@ static __always_inline bool write_into_run(struct sim_patched *e, uint32_t offse
 static bool write_over_patches(struct sim_patched *e, uint32_t offset, uint64_t value)
 {
 	struct sim_patch_byte *p;
-	uint64_t h;
 
 	if (e->npatch >= CONTENT_PAGE_SIZE / CONTENT_WORD_SIZE)
 		return false;
@@ -1252,14 +1344,9 @@ static bool write_over_patches(struct sim_patched *e, uint32_t offset, uint64_t 
 	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++)
 		if ((uint8_t)(value >> (8 * k)) == word_byte(e->base, offset + k))
 			return false; /* the patch would go: a new content */
-	h = e->bytes_hash;
-	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++) {
-		uint8_t new = (uint8_t)(value >> (8 * k));
-
-		h += position_weight(offset + k) * (byte_code(new) - byte_code(p[k].byte));
-		p[k].byte = new;
-	}
-	e->bytes_hash = h;
+	e->bytes_hash += write_delta_over(e->base, e->patch, e->npatch, offset, value);
+	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++)
+		p[k].byte = (uint8_t)(value >> (8 * k));
 	return true;
 }
 
@@ -1284,11 +1371,19 @@ static struct sim_patched *entry_to_write(struct sim_content_store *cs, uint64_t
  */
 static bool write_entry_in_place(struct sim_patched *e, uint32_t offset, uint64_t value)
 {
+	struct run_batch b;
+
 	if (value < CONTENT_FRESH_BASE)
 		return false;
 	if (sim_patched_spilled(e) && !become_run(e, offset))
 		return write_over_patches(e, offset, value);
-	return sim_patched_run(e) && write_into_run(e, offset, value);
+	if (!sim_patched_run(e))
+		return false;
+	b = run_batch_begin(e);
+	if (!write_into_run(&b, offset, value))
+		return false;
+	run_batch_end(&b);
+	return true;
 }
 
 bool sim_content_write_in_place(struct sim_content_store *cs, uint64_t token, uint32_t offset,
@@ -1307,14 +1402,20 @@ size_t sim_content_write_many_in_place(struct sim_content_store *cs, uint64_t to
 
 	if (!e)
 		return 0;
-	for (; i < n; i++) {
-		/* a run taking a fresh value, the common case, inlined */
-		bool done = sim_patched_run(e) && w[i].value >= CONTENT_FRESH_BASE ?
-				    write_into_run(e, w[i].offset, w[i].value) :
-				    write_entry_in_place(e, w[i].offset, w[i].value);
+	while (i < n) {
+		if (sim_patched_run(e)) { /* a run taking fresh values, the common case, inlined */
+			struct run_batch b = run_batch_begin(e);
 
-		if (!done)
+			while (i < n && w[i].value >= CONTENT_FRESH_BASE &&
+			       write_into_run(&b, w[i].offset, w[i].value))
+				i++;
+			run_batch_end(&b);
+			if (i == n)
+				break;
+		}
+		if (!write_entry_in_place(e, w[i].offset, w[i].value))
 			break;
+		i++;
 	}
 	return i;
 }
@@ -1351,13 +1452,13 @@ uint64_t sim_content_after_write(struct sim_content_store *cs, uint64_t token, u
 	n = i = patches_before(v.patch, v.npatch, offset);
 	if (n) /* a plain token's view has no patch array at all */
 		memcpy(patch, v.patch, n * sizeof(*patch));
+	h += write_delta_over(v.base, v.patch, v.npatch, offset, value);
 	for (uint32_t k = 0; k < CONTENT_WORD_SIZE; k++) {
 		uint32_t off = offset + k;
-		uint8_t old = word_byte(v.base, off), new = (uint8_t)(value >> (8 * k));
+		uint8_t new = (uint8_t)(value >> (8 * k));
 
 		if (i < v.npatch && v.patch[i].offset == off)
-			old = v.patch[i++].byte;
-		h += position_weight(off) * (byte_code(new) - byte_code(old));
+			i++;
 		if (new != word_byte(v.base, off))
 			patch[n++] = (struct sim_patch_byte){ (uint16_t)off, new };
 	}

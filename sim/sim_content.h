@@ -74,12 +74,14 @@ struct __attribute__((packed)) sim_patch_byte {
 
 /*
  * The bytes of a run content from @start, base bytes among them: the bytes
- * outside [start, start + len) are the base's. Its first and last bytes need
- * not differ from the base; npatch counts the bytes that do.
+ * outside [start, start + len) are the base's. It holds whole aligned words
+ * (start and len multiples of 8, so that a write reads and writes the words
+ * the byte hash sums); its first and last bytes need not differ from the
+ * base; npatch counts the bytes that do.
  */
 struct sim_patch_run {
 	uint16_t start;
-	uint16_t len;               /* 1 to SIM_RUN_MAX */
+	uint16_t len;               /* 8 to SIM_RUN_MAX */
 	uint8_t byte[];
 };
 
@@ -112,8 +114,7 @@ struct sim_bucket {
 /* Where word tokens' fresh values are written: a plain base and an offset. */
 struct sim_word_site {
 	uint64_t base;
-	uint64_t hash_around;       /* byte hash of the base's bytes outside the
-				     * 8 written ones */
+	uint64_t base_hash;         /* byte hash of the base's uniform page */
 	uint32_t offset;            /* of the written bytes, 0 to 4088 */
 };
 
@@ -124,7 +125,7 @@ struct sim_content_store {
 	struct sim_bucket *bucket;  /* intern table: linear probing */
 	uint32_t nbuckets;          /* power of two, at most 3/4 full */
 	uint32_t live;
-	uint64_t lane_weight[8];    /* byte-hash weight of each lane of a word */
+	uint64_t weight_sum;        /* byte hash: the sum of the words' weights */
 	uint32_t nsites;            /* sites taken, never given back */
 	struct sim_word_site site[SIM_WORD_SITES];
 };

@@ -534,9 +534,9 @@ END_TEST
 
 /*
  * A spilled content of a fresh value's, its bytes within SIM_RUN_MAX, turns
- * into a run at a write in place and widens to later writes; a write that
- * would take it past SIM_RUN_MAX bytes is refused and makes a new content.
- * A clone copies the run.
+ * into a run of whole aligned words at a write in place and widens to later
+ * writes; a write that would take it past SIM_RUN_MAX bytes is refused and
+ * makes a new content. A clone copies the run.
  */
 START_TEST(a_run_takes_writes_within_its_span_and_no_further)
 {
@@ -560,7 +560,7 @@ START_TEST(a_run_takes_writes_within_its_span_and_no_further)
 	content_write(real, 4010, content_fresh_value(0x30));
 	ck_assert(sim_patched_run(e));
 	ck_assert_uint_eq(e->run->start, 4000);
-	ck_assert_uint_eq(e->run->len, 28);
+	ck_assert_uint_eq(e->run->len, 32); /* bytes 4000-4027, to a word's end */
 	ck_assert(sim_content_write_in_place(&cs, t, 4088, content_fresh_value(0x40)));
 	content_write(real, 4088, content_fresh_value(0x40));
 	ck_assert_uint_eq(e->run->len, 96);
