@@ -514,7 +514,9 @@ bool sim_memo_insert(struct sim *s, uint32_t slot, unsigned nid);
 void sim_memo_written_unstable(struct sim *s, uint32_t slot);
 static inline void sim_memo_written(struct sim *s, uint32_t slot)
 {
-	if (s->page[slot].rflags & RMAP_UNSTABLE) /* else no tree holds it */
+	/* else no tree holds it; and while no item is in one (pages_unshared
+	 * counts them), the page's item need not even be read */
+	if (s->count.pages_unshared && (s->page[slot].rflags & RMAP_UNSTABLE))
 		sim_memo_written_unstable(s, slot);
 }
 void sim_memo_break(struct sim *s);
