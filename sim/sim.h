@@ -276,7 +276,9 @@ struct sim_config {
 	bool walk_every_insert;
 	/* take every smart-scan skip through the scanner's walk, a page at a
 	 * time; by default a run of pages that the kernel's countdown skips is
-	 * taken at once (sim_scan.c): the same results, only slower */
+	 * taken at once (sim_scan.c): the same results, only slower (a machine
+	 * with a seeded bug, mutant, always takes them a page at a time: the
+	 * runs rely on an invariant a bug may break) */
 	bool skip_page_by_page;
 };
 
