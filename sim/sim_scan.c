@@ -655,18 +655,24 @@ static bool scan_next(struct sim *s, uint32_t *out)
 	return false;
 }
 
+/* sim_ksmd_step(), saying which page it processed in *@slot. */
+static bool ksmd_step_at(struct sim *s, uint32_t *slot)
+{
+	if (!scan_next(s, slot))
+		return false;
+	/* the visit reads the page: its writes first (a smart-scan skip, in
+	 * scan_next(), reads only the rmap_item) */
+	sim_deferred_settle(s, *slot);
+	sim_cmp_and_merge_page(s, *slot);
+	s->count.pages_scanned++;
+	return true;
+}
+
 bool sim_ksmd_step(struct sim *s)
 {
 	uint32_t slot;
 
-	if (!scan_next(s, &slot))
-		return false;
-	/* the visit reads the page: its writes first (a smart-scan skip, in
-	 * scan_next(), reads only the rmap_item) */
-	sim_deferred_settle(s, slot);
-	sim_cmp_and_merge_page(s, slot);
-	s->count.pages_scanned++;
-	return true;
+	return ksmd_step_at(s, &slot);
 }
 
 static uint64_t jiffy_ns(const struct sim *s)
@@ -799,28 +805,39 @@ static uint64_t steady_run(struct sim *s, uint64_t max)
 	return n;
 }
 
+/*
+ * Steps in bulk where they can be: a run of steady pages is looked for
+ * (steady_run()) at the start and after a step that left its page steady,
+ * not after every step of a volatile host (where none comes: a steady page
+ * after a page that is not is then one sim_ksmd_step(), with the same
+ * effects, and the run from the next on).
+ */
 uint64_t sim_ksmd_steps(struct sim *s, uint64_t max, bool *ended)
 {
 	uint64_t budget = s->knobs.value[WL_KNOB_PAGES_TO_SCAN], n = 0;
+	bool try_steady = true;
 
 	*ended = false;
 	while (n < max) {
-		uint64_t steady;
+		uint64_t steady = 0;
+		uint32_t slot;
 
 		if (s->batch_steps >= budget) {
 			*ended = true;
 			break;
 		}
-		steady = steady_run(s, min_u64(max - n, budget - s->batch_steps));
+		if (try_steady)
+			steady = steady_run(s, min_u64(max - n, budget - s->batch_steps));
 		if (steady) {
 			s->batch_steps += steady;
 			n += steady;
 			continue;
 		}
-		if (!sim_ksmd_step(s)) {
+		if (!ksmd_step_at(s, &slot)) {
 			*ended = true;
 			break;
 		}
+		try_steady = page_is_steady(s, slot);
 		s->batch_steps++;
 		n++;
 	}
