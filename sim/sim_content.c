@@ -1175,16 +1175,20 @@ static uint32_t patch_index(const struct sim_patch_byte *patch, uint32_t n, uint
 }
 
 /*
- * A spilled entry as a run over its patches and the @offset's 8 bytes, when
- * they span at most SIM_RUN_MAX bytes: true when done (false, unchanged,
- * when they do not, or out of memory).
+ * A spilled or inline entry as a run over its differing bytes (its patches,
+ * or its 8-byte window) and the @offset's 8 bytes, when they span at most
+ * SIM_RUN_MAX bytes: true when done (false, unchanged, when they do not,
+ * or out of memory).
  */
 static bool become_run(struct sim_patched *e, uint32_t offset)
 {
-	const struct sim_patch_byte *p = e->patch;
-	uint32_t n = e->npatch, lo = p[0].offset, hi = p[n - 1].offset + 1;
+	const bool spilled = sim_patched_spilled(e);
+	const struct sim_patch_byte *p = spilled ? e->patch : NULL;
+	uint32_t n = e->npatch, lo, hi;
 	struct sim_patch_run *r;
 
+	lo = spilled ? p[0].offset : e->start;
+	hi = spilled ? p[n - 1].offset + 1u : e->start + SIM_PATCH_WINDOW;
 	if (offset < lo)
 		lo = offset;
 	if (offset + CONTENT_WORD_SIZE > hi)
@@ -1199,9 +1203,13 @@ static bool become_run(struct sim_patched *e, uint32_t offset)
 	r->start = (uint16_t)lo;
 	r->len = (uint16_t)(hi - lo);
 	fill_base_bytes(r->byte, e->base, lo, r->len);
-	for (uint32_t i = 0; i < n; i++)
-		r->byte[p[i].offset - lo] = p[i].byte;
-	free(e->patch);
+	if (spilled) {
+		for (uint32_t i = 0; i < n; i++)
+			r->byte[p[i].offset - lo] = p[i].byte;
+		free(e->patch);
+	} else { /* the window: the page's 8 bytes from start, base bytes among them */
+		store_word(r->byte + (e->start - lo), e->window);
+	}
 	e->run = r;
 	e->start = SIM_PATCH_RUN;
 	return true;
@@ -1367,7 +1375,8 @@ static struct sim_patched *entry_to_write(struct sim_content_store *cs, uint64_t
  * written frame holds is rewritten where it is, instead of copied into a
  * new content: as a run of bytes when its bytes span at most SIM_RUN_MAX
  * (a hundred bytes, where the sorted patches take three hundred and a
- * search), else over its patches when the eight bytes stay patched.
+ * search; an inline window or spilled patches become the run), else over
+ * its patches when the eight bytes stay patched.
  */
 static bool write_entry_in_place(struct sim_patched *e, uint32_t offset, uint64_t value)
 {
@@ -1375,10 +1384,8 @@ static bool write_entry_in_place(struct sim_patched *e, uint32_t offset, uint64_
 
 	if (value < CONTENT_FRESH_BASE)
 		return false;
-	if (sim_patched_spilled(e) && !become_run(e, offset))
-		return write_over_patches(e, offset, value);
-	if (!sim_patched_run(e))
-		return false;
+	if (!sim_patched_run(e) && !become_run(e, offset))
+		return sim_patched_spilled(e) && write_over_patches(e, offset, value);
 	b = run_batch_begin(e);
 	if (!write_into_run(&b, offset, value))
 		return false;

@@ -589,6 +589,46 @@ START_TEST(a_run_takes_writes_within_its_span_and_no_further)
 }
 END_TEST
 
+/*
+ * An inline content of a fresh value's (its 8 bytes in the entry) turns
+ * into a run at its next write in place, its window among the run's bytes,
+ * and hashes as the same bytes reached the general way.
+ */
+START_TEST(an_inline_window_becomes_a_run_at_a_write_in_place)
+{
+	const uint64_t base = UINT64_C(0x0101010101010101);
+	const uint64_t huge = CONTENT_FRESH_BASE | (SIM_WORD_COUNT_MASK + 1); /* no word token */
+	static uint8_t real[CONTENT_PAGE_SIZE], mat[CONTENT_PAGE_SIZE];
+	struct sim_content_store cs;
+	const struct sim_patched *e;
+	uint64_t t, other;
+
+	ck_assert_int_eq(sim_content_store_init(&cs), 0);
+	content_fill(real, base);
+	t = rewrite(&cs, base, 4003, huge);
+	content_write(real, 4003, huge);
+	ck_assert(sim_content_has_entry(t));
+	e = &cs.entry[t - SIM_TOKEN_PATCHED];
+	ck_assert(!sim_patched_spilled(e) && !sim_patched_run(e));
+
+	ck_assert(sim_content_write_in_place(&cs, t, 4030, content_fresh_value(0x77)));
+	content_write(real, 4030, content_fresh_value(0x77));
+	ck_assert(sim_patched_run(e));
+	ck_assert_uint_eq(e->run->start, 4000);
+	ck_assert_uint_eq(e->run->len, 40); /* bytes 4000-4039: whole words */
+	sim_content_materialize(&cs, t, mat);
+	ck_assert_mem_eq(mat, real, CONTENT_PAGE_SIZE);
+	/* the same bytes written the general way, as new contents */
+	other = rewrite(&cs, rewrite(&cs, base, 4003, huge), 4030, content_fresh_value(0x77));
+	ck_assert(!sim_patched_run(&cs.entry[other - SIM_TOKEN_PATCHED]));
+	ck_assert_uint_eq(sim_content_bytes_hash(&cs, t), sim_content_bytes_hash(&cs, other));
+	ck_assert_int_eq(sim_content_cmp(&cs, t, other), 0);
+	sim_content_unref(&cs, other);
+	sim_content_unref(&cs, t);
+	sim_content_store_free(&cs);
+}
+END_TEST
+
 START_TEST(clone_is_independent)
 {
 	struct sim_content_store cs, copy;
@@ -778,6 +818,7 @@ static Suite *sim_content_suite(void)
 	tcase_add_test(tc, a_fresh_write_over_a_plain_page_needs_no_entry);
 	tcase_add_test(tc, past_the_sites_a_fresh_write_makes_an_entry);
 	tcase_add_test(tc, a_run_takes_writes_within_its_span_and_no_further);
+	tcase_add_test(tc, an_inline_window_becomes_a_run_at_a_write_in_place);
 	tcase_add_test(tc, clone_is_independent);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("rbtree");
