@@ -280,6 +280,10 @@ struct sim_config {
 	 * with a seeded bug, mutant, always takes them a page at a time: the
 	 * runs rely on an invariant a bug may break) */
 	bool skip_page_by_page;
+	/* walk a stable node chain's dups at every search, even where the
+	 * kernel's walk would end on the head (no dup stale, none with room
+	 * but the head, sim_merge.c): the same results, only slower */
+	bool walk_every_chain;
 };
 
 /* The default config: kernel 6.18, checksum detector, one node, default costs. */

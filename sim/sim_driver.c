@@ -997,6 +997,7 @@ int sim_run_workload(const struct workload *wl, const struct sim_run_options *op
 	r.may_defer = !(opt && opt->eager_writes) && continuous_writers(wl) == 1;
 	cfg.walk_every_insert = opt && opt->walk_every_insert;
 	cfg.skip_page_by_page = opt && opt->skip_page_by_page;
+	cfg.walk_every_chain = opt && opt->walk_every_chain;
 	if (alloc_run(&r, wl) != 0) {
 		fail(&r, "out of memory");
 		goto out;

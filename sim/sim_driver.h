@@ -67,6 +67,9 @@ struct sim_run_options {
 	/* take every smart-scan skip a page at a time
 	   (sim_config.skip_page_by_page): the same run, only slower */
 	bool skip_page_by_page;
+	/* walk a chain's dups at every search (sim_config.walk_every_chain):
+	   the same run, only slower */
+	bool walk_every_chain;
 	/* apply every continuous write when it falls due, none deferred to
 	   when its page is read (sim_deferred.h): the same run, only slower */
 	bool eager_writes;

@@ -724,9 +724,9 @@ END_TEST
  * whether the simulator needed the walk or not: 9 equal pages with
  * max_page_sharing 2 merge into a chain of 4 full dups and a straggler
  * that merges with none. From scan 3 on the straggler's search is the only
- * one, and it looks at all 4 dups: at a prune (interval 0, the walk taken)
- * and without one (the choice known from the chain's count of dups with
- * room: none).
+ * one, and it looks at all 4 dups: at a prune (interval 0) and without one,
+ * the choice known either way from the chain's count of dups with room
+ * (none), without the walk.
  */
 START_TEST(a_search_pays_each_dup_the_kernel_looks_at)
 {

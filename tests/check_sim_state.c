@@ -173,6 +173,63 @@ START_TEST(chain_index_counts_what_a_walk_finds)
 }
 END_TEST
 
+/*
+ * A chain's choice of dup known without its walk (sim_merge.c: no dup stale,
+ * none with room but the head; at a prune too) is the walk's: two machines,
+ * one walking every chain at every search (sim_config.walk_every_chain),
+ * take the same random walk of merges into chains of dups of 4 pages at
+ * most, COWs, unmerges, unmaps, forks and exits, and stay equal
+ * (sim_equal: every counter, node and charge) at every step; with a prune
+ * at every search and every 2 s.
+ */
+START_TEST(a_chain_choice_known_without_the_walk_is_the_walk_s)
+{
+	static const uint64_t values[] = { 1, 2 };
+	static const uint64_t prune_ms[] = { 0, 2000 };
+	struct sim_alphabet alpha = { .values = values, .nvalues = 2, .offset = 0,
+				      .writes = true, .unmerge = true, .unmap = true,
+				      .fork = true, .exit = true };
+	static struct sim_step steps[4096];
+
+	for (size_t k = 0; k < sizeof(prune_ms) / sizeof(prune_ms[0]); k++) {
+		struct wl_rng rng = wl_rng_stream(16, k);
+		struct sim_config cfg;
+		struct sim *known, *walked;
+
+		sim_config_default(&cfg);
+		known = test_machine_of(&cfg, 80, 2);
+		cfg.walk_every_chain = true;
+		walked = test_machine_of(&cfg, 80, 2);
+		for (struct sim *s = known; s; s = s == known ? walked : NULL) {
+			ck_assert_int_eq(sim_knob_store(s, WL_KNOB_MAX_PAGE_SHARING, 4), 0);
+			ck_assert_int_eq(sim_knob_store(s, WL_KNOB_SMART_SCAN, 0), 0);
+			ck_assert_int_eq(sim_knob_store(s, WL_KNOB_STABLE_NODE_CHAINS_PRUNE_MILLISECS,
+							prune_ms[k]), 0);
+			sim_madvise(s, 0, 0, 80, true);
+			sim_run_store(s, 1);
+		}
+		for (int i = 0; i < 20000; i++) {
+			size_t n = sim_enabled_steps(known, &alpha, steps, 4096);
+			struct sim_step st;
+
+			if (n == 0)
+				break; /* every process exited */
+			st = steps[0].kind == SIM_STEP_KSMD && wl_rng_below(&rng, 4)
+				     ? steps[0] : steps[wl_rng_below(&rng, n)];
+			if ((st.kind == SIM_STEP_FORK && sim_nprocesses(known) > 4) ||
+			    (st.kind == SIM_STEP_EXIT && sim_nprocesses(known) < 3))
+				continue;
+			ck_assert_int_eq(sim_apply(known, &st), sim_apply(walked, &st));
+			ck_assert_msg(sim_equal(known, walked), "prune every %llu ms: step %d differs",
+				      (unsigned long long)prune_ms[k], i);
+		}
+		ck_assert_uint_gt(sim_full_scans(known), 10);
+		sim_free(known);
+		sim_free(walked);
+	}
+}
+END_TEST
+
 START_TEST(random_walk_stays_sane_and_deterministic)
 {
 	static const uint64_t values[] = { 0, 1, 2 };
@@ -559,6 +616,7 @@ static Suite *sim_state_suite(void)
 	tcase_add_test(tc, enabled_steps_follow_the_state);
 	tcase_add_test(tc, random_walk_stays_sane_and_deterministic);
 	tcase_add_test(tc, chain_index_counts_what_a_walk_finds);
+	tcase_add_test(tc, a_chain_choice_known_without_the_walk_is_the_walk_s);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("driver");
 	tcase_set_timeout(tc, 60);

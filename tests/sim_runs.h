@@ -16,22 +16,33 @@
 
 #include "sim_driver.h"
 
-/* One process with @npages pages (area 0), page p holding value p % @groups. */
-static inline struct sim *test_machine(uint64_t npages, uint64_t groups)
+/*
+ * One process with @npages pages (area 0), page p holding value p % @groups,
+ * on a machine of @cfg.
+ */
+static inline struct sim *test_machine_of(const struct sim_config *cfg, uint64_t npages,
+					  uint64_t groups)
 {
-	struct sim_config cfg;
 	char err[128];
 	struct sim *s;
 	int mm, area;
 
-	sim_config_default(&cfg);
-	s = sim_new(&cfg, err, sizeof(err));
+	s = sim_new(cfg, err, sizeof(err));
 	ck_assert_ptr_nonnull(s);
 	mm = sim_process_new(s);
 	area = sim_mmap(s, mm, npages, -1, false, 0);
 	for (uint64_t p = 0; p < npages; p++)
 		ck_assert_int_eq(sim_fill(s, area, p, p % groups), 0);
 	return s;
+}
+
+/* test_machine_of() the default machine. */
+static inline struct sim *test_machine(uint64_t npages, uint64_t groups)
+{
+	struct sim_config cfg;
+
+	sim_config_default(&cfg);
+	return test_machine_of(&cfg, npages, groups);
 }
 
 /* Every row of @a and @b alike: counters, times, batches, processes. */
