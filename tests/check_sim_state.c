@@ -139,6 +139,28 @@ static unsigned assert_chain_index_exact(const struct sim *s)
 	return with_stale;
 }
 
+/*
+ * The next step of a random walk over chains: one of @s's enabled steps of
+ * @alpha, ksmd's three times in four; a fork past 4 processes or an exit
+ * below 3 is passed over. 1 with the step in *@st, 0 passed over, -1 when
+ * every process exited.
+ */
+static int chain_walk_step(struct sim *s, const struct sim_alphabet *alpha, struct wl_rng *rng,
+			   struct sim_step *st)
+{
+	static struct sim_step steps[4096];
+	size_t n = sim_enabled_steps(s, alpha, steps, 4096);
+
+	if (n == 0)
+		return -1;
+	*st = steps[0].kind == SIM_STEP_KSMD && wl_rng_below(rng, 4) ? steps[0]
+								      : steps[wl_rng_below(rng, n)];
+	if ((st->kind == SIM_STEP_FORK && sim_nprocesses(s) > 4) ||
+	    (st->kind == SIM_STEP_EXIT && sim_nprocesses(s) < 3))
+		return 0;
+	return 1;
+}
+
 START_TEST(chain_index_counts_what_a_walk_finds)
 {
 	static const uint64_t values[] = { 1, 2 };
@@ -146,7 +168,6 @@ START_TEST(chain_index_counts_what_a_walk_finds)
 				      .writes = true, .unmerge = true, .unmap = true,
 				      .fork = true, .exit = true };
 	struct wl_rng rng = wl_rng_stream(15, 0);
-	static struct sim_step steps[4096];
 	unsigned stale_seen = 0;
 	struct sim *s = test_machine(24, 1); /* 24 equal pages */
 
@@ -155,15 +176,12 @@ START_TEST(chain_index_counts_what_a_walk_finds)
 	sim_madvise(s, 0, 0, 24, true);
 	sim_run_store(s, 1);
 	for (int i = 0; i < 20000; i++) {
-		size_t n = sim_enabled_steps(s, &alpha, steps, 4096);
 		struct sim_step st;
+		int took = chain_walk_step(s, &alpha, &rng, &st);
 
-		if (n == 0)
-			break; /* every process exited */
-		st = steps[0].kind == SIM_STEP_KSMD && wl_rng_below(&rng, 4)
-			     ? steps[0] : steps[wl_rng_below(&rng, n)];
-		if ((st.kind == SIM_STEP_FORK && sim_nprocesses(s) > 4) ||
-		    (st.kind == SIM_STEP_EXIT && sim_nprocesses(s) < 3))
+		if (took < 0)
+			break;
+		if (!took)
 			continue;
 		sim_apply(s, &st);
 		stale_seen += assert_chain_index_exact(s) > 0;
@@ -189,7 +207,6 @@ START_TEST(a_chain_choice_known_without_the_walk_is_the_walk_s)
 	struct sim_alphabet alpha = { .values = values, .nvalues = 2, .offset = 0,
 				      .writes = true, .unmerge = true, .unmap = true,
 				      .fork = true, .exit = true };
-	static struct sim_step steps[4096];
 
 	for (size_t k = 0; k < sizeof(prune_ms) / sizeof(prune_ms[0]); k++) {
 		struct wl_rng rng = wl_rng_stream(16, k);
@@ -209,15 +226,12 @@ START_TEST(a_chain_choice_known_without_the_walk_is_the_walk_s)
 			sim_run_store(s, 1);
 		}
 		for (int i = 0; i < 20000; i++) {
-			size_t n = sim_enabled_steps(known, &alpha, steps, 4096);
 			struct sim_step st;
+			int took = chain_walk_step(known, &alpha, &rng, &st);
 
-			if (n == 0)
-				break; /* every process exited */
-			st = steps[0].kind == SIM_STEP_KSMD && wl_rng_below(&rng, 4)
-				     ? steps[0] : steps[wl_rng_below(&rng, n)];
-			if ((st.kind == SIM_STEP_FORK && sim_nprocesses(known) > 4) ||
-			    (st.kind == SIM_STEP_EXIT && sim_nprocesses(known) < 3))
+			if (took < 0)
+				break;
+			if (!took)
 				continue;
 			ck_assert_int_eq(sim_apply(known, &st), sim_apply(walked, &st));
 			ck_assert_msg(sim_equal(known, walked), "prune every %llu ms: step %d differs",
