@@ -176,6 +176,9 @@ static void get_rmap_item(struct sim *s, uint32_t mm, uint32_t ai, uint64_t vpn)
  * whatever the rule: pages_skipped, out of the tree, no budget used.
  */
 
+/* Every item is visited at its first considerations, ages 0 to this - 1. */
+#define SMART_SCAN_VISITED_AGES 3u
+
 /* upstream's skip_age(): how many scans the countdown skips after a visit. */
 static unsigned skip_age(uint8_t age)
 {
@@ -294,7 +297,7 @@ static bool should_skip(struct sim *s, const struct sim_smart_scan_rule *rule, u
 	age = r->age;
 	if (age != UINT8_MAX)
 		r->age++;
-	if (age < 3)
+	if (age < SMART_SCAN_VISITED_AGES)
 		return false;
 	if (rule->visit(s, slot, age))
 		return false;
@@ -404,6 +407,12 @@ static bool page_is_eligible(const struct sim *s, uint32_t slot)
 	return (p->pte & PTE_PRESENT) && !(p->pte & PTE_KSM_ZERO);
 }
 
+/* Is a batch's @nth stop (counting from 1) one of its first SIM_COLD_VISITS, @cold? */
+static bool is_cold_stop(bool cold, uint64_t nth)
+{
+	return cold && nth <= SIM_COLD_VISITS;
+}
+
 /*
  * A page the scanner stops at: counted, and among a cold batch's first
  * SIM_COLD_VISITS, whether it is then visited or skipped (its page table
@@ -412,7 +421,7 @@ static bool page_is_eligible(const struct sim *s, uint32_t slot)
 static void count_stop(struct sim *s)
 {
 	s->work.visits++;
-	if (s->cold && s->work.visits - s->batch_visits0 <= SIM_COLD_VISITS) {
+	if (is_cold_stop(s->cold, s->work.visits - s->batch_visits0)) {
 		s->work.cold_visits++;
 		sim_charge(s, s->cfg.costs.cold_visit_ns);
 	}
@@ -507,14 +516,14 @@ static uint64_t countdown_skips(struct sim *s, struct sim_page *page, uint64_t p
 
 		if ((r->pte & (want | PTE_KSM_ZERO)) != want ||
 		    (r->rflags & (RMAP_EXISTS | RMAP_STABLE | RMAP_UNSTABLE)) != RMAP_EXISTS ||
-		    r->age < 3 || !r->skips)
+		    r->age < SMART_SCAN_VISITED_AGES || !r->skips)
 			break;
 		/* a KSM page is never mapped writable: a writable page's frame
 		 * need not be read (MC_INV_KSM_READONLY, which the model
 		 * checker proves; a seeded bug may break it: no bulk then) */
 		if (!(r->pte & PTE_WRITE) && (frame[r->frame].flags & FRAME_KSM))
 			break;
-		if (batch_is_cold && ++seen <= SIM_COLD_VISITS) {
+		if (is_cold_stop(batch_is_cold, ++seen)) {
 			cold++;
 			cost += cold_ns;
 		}
