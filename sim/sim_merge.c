@@ -574,9 +574,6 @@ static uint32_t unstable_search_insert(struct sim *s, uint32_t slot, uint32_t fr
 		tf = mergeable_page(s, n);
 		if (!tf || tf == frame)
 			break; /* page gone, or the very same page (a fork) */
-		/* the walk is a chain of cache misses: start on both children */
-		__builtin_prefetch(&s->page[links->left]);
-		__builtin_prefetch(&s->page[links->right]);
 		theirs = s->frame[tf].content;
 		if (mine_plain && !sim_content_is_patched(theirs)) {
 			bytes = sim_plain_cmp_bytes(mine, theirs);
