@@ -20,8 +20,9 @@
  * kernel's figure is ksmd's, so that time the child waits for a CPU on a
  * busy machine counts on neither side) from the trace row of the scan
  * before to its own, so it includes the workload's writes after that row. A phase's per-page cost is the median over its scans of host time /
- * pages; at the first size it is the median of --runs runs (default 3) of
- * that, at the others one run. Memory is the child's peak RSS (the whole
+ * pages; at the first size it is the median of --runs runs (default 9: a
+ * build scan there is some 15 ms, and three runs of it moved 1.4x on this
+ * machine within minutes) of that, at the others one run. Memory is the child's peak RSS (the whole
  * process, libraries included) per simulated page. Setup (mapping and
  * filling) is not part of any phase and is printed on its own.
  *
@@ -347,7 +348,7 @@ int main(int argc, char **argv)
 	const char *kernel_trace[NMIXES] = { NULL };
 	bool want[NMIXES] = { true, true, true, false };
 	struct result res[NMIXES][MAX_SIZES];
-	int nsizes = 2, runs = 3;
+	int nsizes = 2, runs = 9;
 
 	if (argc == 4 && strcmp(argv[1], "--print-workload") == 0) {
 		const struct mix *m = mix_lookup(argv[2]);
