@@ -19,11 +19,13 @@
  * path of `ksmkit sim`; a scan's host time is the child's CPU time (as the
  * kernel's figure is ksmd's, so that time the child waits for a CPU on a
  * busy machine counts on neither side) from the trace row of the scan
- * before to its own, so it includes the workload's writes after that row. A phase's per-page cost is the median over its scans of host time /
+ * before to its own, so it includes the workload's writes after that row.
+ * A phase's per-page cost is the median over its scans of host time /
  * pages; at the first size it is the median of --runs runs (default 9: a
  * build scan there is some 15 ms, and three runs of it moved 1.4x on this
- * machine within minutes) of that, at the others one run. Memory is the child's peak RSS (the whole
- * process, libraries included) per simulated page. Setup (mapping and
+ * machine within minutes) of that, at the others one run. Memory is the
+ * child's peak RSS (the whole process, libraries included) per simulated
+ * page. Setup (mapping and
  * filling) is not part of any phase and is printed on its own.
  *
  * The kernel's figures are inputs, never constants: --kernel MIX=FILE reads
