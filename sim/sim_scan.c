@@ -576,8 +576,7 @@ static bool walk_area(struct sim *s, const struct sim_smart_scan_rule *rule, boo
 			}
 		}
 		charge_vma_boundary(s, a, p);
-		if ((s->page[slot].pte & (PTE_MAPPED | PTE_MERGEABLE)) !=
-		    (PTE_MAPPED | PTE_MERGEABLE))
+		if ((page[p].pte & (PTE_MAPPED | PTE_MERGEABLE)) != (PTE_MAPPED | PTE_MERGEABLE))
 			continue;
 		s->scan.address = vpn + 1;
 		if (!faulted)
