@@ -25,8 +25,12 @@
  * build scan there is some 15 ms, and three runs of it moved 1.4x on this
  * machine within minutes) of that, at the others one run. Memory is the
  * child's peak RSS (the whole process, libraries included) per simulated
- * page. Setup (mapping and
- * filling) is not part of any phase and is printed on its own.
+ * page. Setup (mapping and filling) is not part of any phase and is printed
+ * on its own. Beside each phase, the unstable-tree levels a page that its
+ * scans charged (sim_work.tree_levels: the levels the kernel's walks take
+ * there, walked by the simulator or repeated by a memo scan); the ratio of
+ * sizes prints their growth in brackets, the part of a walk's growth that
+ * is the tree getting deeper (log2 of the pages), on the kernel too.
  *
  * The kernel's figures are inputs, never constants: --kernel MIX=FILE reads
  * a trace that `ksmkit run --csv` wrote for --print-workload MIX SIZE (the
@@ -87,9 +91,15 @@ static const struct mix mixes[] = {
 
 #define NMIXES (sizeof(mixes) / sizeof(mixes[0]))
 
-/* What one child measured: seconds per scan of each phase, setup, memory. */
+/*
+ * What one child measured: seconds per scan of each phase, setup, memory,
+ * and the unstable-tree levels a page of each phase cost (those the kernel's
+ * walks take, which the simulator charges whether it walked them or a memo
+ * scan repeated them: sim_work.tree_levels).
+ */
 struct result {
 	double phase_s[2];  /* median host seconds of one scan of the phase */
+	double levels[2];   /* tree levels a page, over the phase's scans */
 	double setup_s;
 	double bytes_per_page;
 	int ok;
@@ -146,20 +156,24 @@ static char *workload_text(const struct mix *m, uint64_t pages)
 	return text;
 }
 
-/* The host time at each trace row: row k ends full scan k. */
+/* The host time and the tree levels so far at each trace row: row k ends full scan k. */
 struct clock_hook {
 	double at[SCANS + 1];
+	uint64_t levels[SCANS + 1];
 	unsigned rows;
 };
 
 static void time_row(void *arg, uint64_t scan, const struct sim *s, const int *mm_of)
 {
 	struct clock_hook *h = arg;
+	struct sim_work w;
 
-	(void)s;
 	(void)mm_of;
-	if (scan <= SCANS)
+	if (scan <= SCANS) {
 		h->at[scan] = now_s();
+		sim_work_get(s, &w);
+		h->levels[scan] = w.tree_levels;
+	}
 	h->rows++;
 }
 
@@ -174,11 +188,18 @@ static double phase_median(const struct phase *p, const double *at)
 	return median(d, n);
 }
 
+/* Tree levels a page over the phase's scans of @pages pages. */
+static double phase_levels(const struct phase *p, const uint64_t *levels, uint64_t pages)
+{
+	return (double)(levels[p->last] - levels[p->first - 1]) /
+	       ((double)pages * (p->last - p->first + 1));
+}
+
 /* In the child: run @m over @pages pages once. */
 static int run_once(const struct mix *m, uint64_t pages, struct result *res)
 {
 	struct sim_run_options opt = { .scan_hook = time_row };
-	struct clock_hook hook = { { 0 }, 0 };
+	struct clock_hook hook = { { 0 }, { 0 }, 0 };
 	char *text = workload_text(m, pages), err[256];
 	struct workload *wl = NULL;
 	struct trace *t = NULL;
@@ -199,8 +220,10 @@ static int run_once(const struct mix *m, uint64_t pages, struct result *res)
 		goto out;
 	}
 	res->setup_s = hook.at[0] - t0;
-	for (int i = 0; i < 2 && m->phase[i].name; i++)
+	for (int i = 0; i < 2 && m->phase[i].name; i++) {
 		res->phase_s[i] = phase_median(&m->phase[i], hook.at);
+		res->levels[i] = phase_levels(&m->phase[i], hook.levels, pages);
+	}
 	rc = 0;
 out:
 	trace_free(t);
@@ -212,7 +235,7 @@ out:
 /* Run @m over @pages pages @runs times in a child; medians of the runs. */
 static struct result measure(const struct mix *m, uint64_t pages, int runs)
 {
-	struct result res = { { 0, 0 }, 0, 0, 0 };
+	struct result res = { { 0, 0 }, { 0, 0 }, 0, 0, 0 };
 	struct rusage ru;
 	int fd[2], status;
 	pid_t pid;
@@ -221,7 +244,7 @@ static struct result measure(const struct mix *m, uint64_t pages, int runs)
 		return res;
 	pid = fork();
 	if (pid == 0) {
-		struct result one[MAX_RUNS], out = { { 0, 0 }, 0, 0, 1 };
+		struct result one[MAX_RUNS], out = { { 0, 0 }, { 0, 0 }, 0, 0, 1 };
 		double v[MAX_RUNS];
 
 		close(fd[0]);
@@ -232,6 +255,7 @@ static struct result measure(const struct mix *m, uint64_t pages, int runs)
 			for (int r = 0; r < runs; r++)
 				v[r] = one[r].phase_s[i];
 			out.phase_s[i] = median(v, (size_t)runs);
+			out.levels[i] = one[0].levels[i]; /* the same in every run */
 		}
 		for (int r = 0; r < runs; r++)
 			v[r] = one[r].setup_s;
@@ -411,8 +435,8 @@ int main(int argc, char **argv)
 	printf("# sim-throughput: pages_to_scan = all, sleep 0, smart_scan 0, %u full scans;\n"
 	       "# CPU time per scan, median over the phase's scans (and of %d runs at %s)\n",
 	       SCANS, runs, size[0].text);
-	printf("%-11s %-7s %-6s %12s %10s %9s %12s\n", "mix", "size", "phase", "s/scan",
-	       "ns/page", "setup s", "bytes/page");
+	printf("%-11s %-7s %-6s %12s %10s %12s %9s %12s\n", "mix", "size", "phase", "s/scan",
+	       "ns/page", "levels/page", "setup s", "bytes/page");
 	for (size_t m = 0; m < NMIXES; m++) {
 		if (!want[m])
 			continue;
@@ -424,16 +448,20 @@ int main(int argc, char **argv)
 					       mixes[m].phase[i].name, "failed");
 					continue;
 				}
-				printf("%-11s %-7s %-6s %12.4f %10.1f %9.2f %12.1f\n", mixes[m].name,
-				       size[z].text, mixes[m].phase[i].name, res[m][z].phase_s[i],
+				printf("%-11s %-7s %-6s %12.4f %10.1f %12.2f %9.2f %12.1f\n",
+				       mixes[m].name, size[z].text, mixes[m].phase[i].name,
+				       res[m][z].phase_s[i],
 				       res[m][z].phase_s[i] * 1e9 / (double)size[z].pages,
-				       res[m][z].setup_s, res[m][z].bytes_per_page);
+				       res[m][z].levels[i], res[m][z].setup_s,
+				       res[m][z].bytes_per_page);
 			}
 			fflush(stdout);
 		}
 	}
 	if (nsizes > 1) {
-		printf("\n# per-page cost at each size over its cost at %s\n", size[0].text);
+		printf("\n# per-page cost at each size over its cost at %s (in brackets: the tree\n"
+		       "# levels a page over %s's, the part of the growth that is the kernel's own\n"
+		       "# walk getting deeper, log2 of the pages)\n", size[0].text, size[0].text);
 		for (size_t m = 0; m < NMIXES; m++)
 			for (int i = 0; want[m] && i < 2 && mixes[m].phase[i].name; i++) {
 				printf("%-11s %-6s", mixes[m].name, mixes[m].phase[i].name);
@@ -441,8 +469,12 @@ int main(int argc, char **argv)
 					double a = res[m][0].phase_s[i] / (double)size[0].pages;
 					double b = res[m][z].phase_s[i] / (double)size[z].pages;
 
-					if (res[m][0].ok && res[m][z].ok)
-						printf("  %s %.2fx", size[z].text, b / a);
+					if (!res[m][0].ok || !res[m][z].ok)
+						continue;
+					printf("  %s %.2fx", size[z].text, b / a);
+					if (res[m][0].levels[i] > 0)
+						printf(" [%.2fx]",
+						       res[m][z].levels[i] / res[m][0].levels[i]);
 				}
 				printf("\n");
 			}
