@@ -30,7 +30,7 @@
  * scans charged (sim_work.tree_levels: the levels the kernel's walks take
  * there, walked by the simulator or repeated by a memo scan); the ratio of
  * sizes prints their growth in brackets, the part of a walk's growth that
- * is the tree getting deeper (log2 of the pages), on the kernel too.
+ * is the tree getting deeper with the pages, on the kernel too.
  *
  * The kernel's figures are inputs, never constants: --kernel MIX=FILE reads
  * a trace that `ksmkit run --csv` wrote for --print-workload MIX SIZE (the
@@ -461,7 +461,7 @@ int main(int argc, char **argv)
 	if (nsizes > 1) {
 		printf("\n# per-page cost at each size over its cost at %s (in brackets: the tree\n"
 		       "# levels a page over %s's, the part of the growth that is the kernel's own\n"
-		       "# walk getting deeper, log2 of the pages)\n", size[0].text, size[0].text);
+		       "# walks getting deeper)\n", size[0].text, size[0].text);
 		for (size_t m = 0; m < NMIXES; m++)
 			for (int i = 0; want[m] && i < 2 && mixes[m].phase[i].name; i++) {
 				printf("%-11s %-6s", mixes[m].name, mixes[m].phase[i].name);
