@@ -199,7 +199,7 @@ static double phase_levels(const struct phase *p, const uint64_t *levels, uint64
 static int run_once(const struct mix *m, uint64_t pages, struct result *res)
 {
 	struct sim_run_options opt = { .scan_hook = time_row };
-	struct clock_hook hook = { { 0 }, { 0 }, 0 };
+	struct clock_hook hook = { .rows = 0 };
 	char *text = workload_text(m, pages), err[256];
 	struct workload *wl = NULL;
 	struct trace *t = NULL;
@@ -235,7 +235,7 @@ out:
 /* Run @m over @pages pages @runs times in a child; medians of the runs. */
 static struct result measure(const struct mix *m, uint64_t pages, int runs)
 {
-	struct result res = { { 0, 0 }, { 0, 0 }, 0, 0, 0 };
+	struct result res = { .ok = 0 };
 	struct rusage ru;
 	int fd[2], status;
 	pid_t pid;
@@ -244,7 +244,7 @@ static struct result measure(const struct mix *m, uint64_t pages, int runs)
 		return res;
 	pid = fork();
 	if (pid == 0) {
-		struct result one[MAX_RUNS], out = { { 0, 0 }, { 0, 0 }, 0, 0, 1 };
+		struct result one[MAX_RUNS], out = { .ok = 1 };
 		double v[MAX_RUNS];
 
 		close(fd[0]);
